@@ -1,0 +1,39 @@
+// Builds the two artifacts into OUTDIR (default dist): sandbar.mjs (the CLI) and envd/ (the
+// self-contained envd bundle that sandboxes run), each with the native addons it loads beside it.
+// Usage: node scripts/build.mjs [OUTDIR]
+import { copyFile, mkdir, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { build } from 'esbuild'
+
+// Bundled CommonJS dependencies call require(); an ESM bundle needs one made for it.
+const banner = {
+  js: "import { createRequire as __sandbarCreateRequire } from 'node:module'; const require = __sandbarCreateRequire(import.meta.url);",
+}
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  banner,
+  logLevel: 'warning',
+  // Native addons are loaded at run time from ./build/Release beside the bundle.
+  external: ['*.node'],
+}
+
+const outdir = process.argv[2] ?? 'dist'
+await rm(outdir, { recursive: true, force: true })
+await Promise.all([
+  build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: `${outdir}/sandbar.mjs` }),
+  build({ ...common, entryPoints: ['src/envd/main.ts'], outfile: `${outdir}/envd/envd.mjs` }),
+])
+
+const addons = [
+  'node_modules/node-pty/build/Release/pty.node',
+  'node_modules/fs-xattr/build/Release/xattr.node',
+]
+for (const dir of [outdir, `${outdir}/envd`]) {
+  await mkdir(`${dir}/build/Release`, { recursive: true })
+  for (const addon of addons) {
+    await copyFile(addon, path.join(dir, 'build/Release', path.basename(addon)))
+  }
+}

@@ -1,0 +1,45 @@
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import type { EnvdContext } from '../context.js'
+import { ENVD_VERSION } from '../version.js'
+import { HttpError } from './http-error.js'
+
+const initSchema = z.object({
+  accessToken: z.string().optional(),
+  envVars: z.record(z.string(), z.string()).optional(),
+  defaultUser: z.string().optional(),
+  defaultWorkdir: z.string().optional(),
+  timestamp: z.iso.datetime({ offset: true }).optional(),
+  volumeMounts: z.array(z.unknown()).optional(),
+  hyperloopIP: z.string().optional(),
+  lifecycleID: z.string().optional(),
+  caBundle: z.string().optional(),
+})
+
+/**
+ * `POST /init`: the control plane's configuration push after boot and resume (wire contract
+ * §3.3). Env vars are replaced, the token is set or checked, stale pushes change nothing.
+ */
+export function registerInitRoute(app: Hono, ctx: EnvdContext): void {
+  app.post('/init', async (c) => {
+    const text = await c.req.text()
+    let json: unknown
+    try {
+      json = text.trim() === '' ? {} : JSON.parse(text)
+    } catch {
+      throw new HttpError(400, 'invalid JSON body')
+    }
+    const parsed = initSchema.safeParse(json)
+    if (!parsed.success) throw new HttpError(400, `invalid init request: ${parsed.error.message}`)
+    if (parsed.data.defaultUser) {
+      await ctx.users.lookup(parsed.data.defaultUser).catch(() => {
+        throw new HttpError(400, `default user '${parsed.data.defaultUser}' does not exist`)
+      })
+    }
+    const outcome = ctx.state.applyInit(parsed.data)
+    if (outcome === 'unauthorized') throw new HttpError(401, 'access token mismatch')
+    ctx.logger.info({ outcome, defaultUser: ctx.state.defaultUser }, 'init')
+    c.header('x-envd-version', ENVD_VERSION)
+    return c.body(null, 204)
+  })
+}

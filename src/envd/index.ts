@@ -1,0 +1,72 @@
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import { parseArgs } from 'node:util'
+import { createLogger, type Logger } from '../logger.js'
+import { createEnvdServer } from './server.js'
+import { EnvdState } from './state.js'
+import { UserDirectory } from './users.js'
+import { ENVD_PORT, ENVD_VERSION } from './version.js'
+
+export { ENVD_PORT, ENVD_VERSION }
+
+/** How to run one envd. */
+export interface EnvdOptions {
+  /** TCP port; 0 picks a free one. Default 49983. */
+  port?: number
+  /** Listen address. Default `0.0.0.0`, as inside a sandbox. */
+  host?: string
+  logger?: Logger
+}
+
+/** A running envd. */
+export interface Envd {
+  readonly port: number
+  close(): Promise<void>
+}
+
+/**
+ * Starts envd: the in-sandbox agent serving `filesystem.Filesystem`, `process.Process` and the
+ * HTTP routes of wire contract §3. `E2B_SANDBOX_ID` and `E2B_TEMPLATE_ID` in envd's own
+ * environment are passed on to user processes with `E2B_SANDBOX=true`.
+ */
+export async function startEnvd(options: EnvdOptions = {}): Promise<Envd> {
+  const logger = options.logger ?? createLogger('envd')
+  const state = new EnvdState(sandboxEnv(process.env))
+  const server = createEnvdServer({ state, users: new UserDirectory(), logger })
+  server.listen(options.port ?? ENVD_PORT, options.host ?? '0.0.0.0')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  logger.info({ port, version: ENVD_VERSION }, 'envd listening')
+  return {
+    port,
+    close: async () => {
+      server.closeAllConnections()
+      server.close()
+      await once(server, 'close')
+    },
+  }
+}
+
+function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const result: Record<string, string> = { E2B_SANDBOX: 'true' }
+  for (const key of ['E2B_SANDBOX_ID', 'E2B_TEMPLATE_ID'] as const) {
+    const value = env[key]
+    if (value) result[key] = value
+  }
+  return result
+}
+
+/** `sandbar envd [--port N] [--host ADDR]`: runs envd until SIGTERM or SIGINT. */
+export async function runEnvdCommand(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { port: { type: 'string' }, host: { type: 'string' } },
+  })
+  const envd = await startEnvd({
+    port: values.port === undefined ? ENVD_PORT : Number(values.port),
+    ...(values.host === undefined ? {} : { host: values.host }),
+  })
+  const stop = (): void => void envd.close().then(() => process.exit(0))
+  process.once('SIGTERM', stop)
+  process.once('SIGINT', stop)
+}

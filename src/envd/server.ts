@@ -1,0 +1,63 @@
+import http from 'node:http'
+import { connectNodeAdapter } from '@connectrpc/connect-node'
+import { getRequestListener } from '@hono/node-server'
+import { passesTokenGate, UNAUTHORIZED_MESSAGE } from './auth.js'
+import type { EnvdContext } from './context.js'
+import { createHttpApp } from './http/app.js'
+import { registerRpcRoutes } from './rpc/routes.js'
+
+/** Wire contract §3.1: CORS open to every origin, exposing the Connect headers. */
+const corsHeaders: Record<string, string> = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'HEAD, GET, POST, PUT, PATCH, DELETE',
+  'access-control-expose-headers':
+    'Connect-Protocol-Version, Connect-Timeout-Ms, Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin, Location, Cache-Control, X-Content-Type-Options',
+  'access-control-max-age': '7200',
+}
+
+/** Connect RPC paths are `/<package>.<Service>/<Method>` (wire contract §3.1). */
+const rpcPrefixes = ['/filesystem.Filesystem/', '/process.Process/']
+
+/**
+ * envd's HTTP server: one listener in front of the Connect services and the plain HTTP
+ * routes, so CORS and the access-token gate apply to both exactly once.
+ */
+export function createEnvdServer(ctx: EnvdContext): http.Server {
+  const httpRoutes = getRequestListener(createHttpApp(ctx).fetch)
+  const rpcRoutes = connectNodeAdapter({ routes: registerRpcRoutes(ctx) })
+  const server = http.createServer((req, res) => {
+    for (const [name, value] of Object.entries(corsHeaders)) res.setHeader(name, value)
+    if (req.method === 'OPTIONS') {
+      res.setHeader(
+        'access-control-allow-headers',
+        req.headers['access-control-request-headers'] ?? '*',
+      )
+      res.writeHead(204).end()
+      return
+    }
+    const pathname = new URL(req.url ?? '/', 'http://envd').pathname
+    const token = req.headers['x-access-token']
+    if (!passesTokenGate(ctx.state, req.method ?? 'GET', pathname, firstValue(token))) {
+      res.writeHead(401, jsonErrorHeaders)
+      res.end(JSON.stringify({ code: 401, message: UNAUTHORIZED_MESSAGE }))
+      return
+    }
+    if (rpcPrefixes.some((prefix) => pathname.startsWith(prefix))) rpcRoutes(req, res)
+    else void httpRoutes(req, res)
+  })
+  // Wire contract §3.1: no read/write timeouts; long uploads and process streams stay open.
+  server.requestTimeout = 0
+  server.headersTimeout = 60_000
+  server.keepAliveTimeout = 640_000
+  return server
+}
+
+/** Headers of every JSON error envd's HTTP layer writes (wire contract §3.3). */
+export const jsonErrorHeaders = {
+  'content-type': 'application/json; charset=utf-8',
+  'x-content-type-options': 'nosniff',
+}
+
+function firstValue(header: string | string[] | undefined): string | undefined {
+  return Array.isArray(header) ? header[0] : header
+}

@@ -1,0 +1,85 @@
+import { readFile } from 'node:fs/promises'
+
+/** An account from the sandbox's own `/etc/passwd` and `/etc/group`. */
+export interface OsUser {
+  name: string
+  uid: number
+  gid: number
+  /** Supplementary group IDs, from `/etc/group` membership lists. */
+  groups: number[]
+  home: string
+}
+
+export class UnknownUserError extends Error {
+  constructor(readonly username: string) {
+    super(`user '${username}' does not exist`)
+  }
+}
+
+interface AccountDb {
+  users: Map<string, OsUser>
+  userNames: Map<number, string>
+  groupNames: Map<number, string>
+}
+
+/**
+ * Reads the account files on every call: templates and user commands add accounts at any time
+ * (`useradd` in a build step), and both files are a few hundred bytes.
+ */
+async function readAccounts(root: string): Promise<AccountDb> {
+  const [passwd, group] = await Promise.all([
+    readFile(`${root}/etc/passwd`, 'utf8').catch(() => ''),
+    readFile(`${root}/etc/group`, 'utf8').catch(() => ''),
+  ])
+  const members = new Map<string, number[]>()
+  const groupNames = new Map<number, string>()
+  for (const fields of colonRecords(group)) {
+    const [name, , gidText, memberList] = fields
+    const gid = Number(gidText)
+    if (!name || !Number.isInteger(gid)) continue
+    if (!groupNames.has(gid)) groupNames.set(gid, name)
+    for (const member of (memberList ?? '').split(',').filter(Boolean)) {
+      members.set(member, [...(members.get(member) ?? []), gid])
+    }
+  }
+  const users = new Map<string, OsUser>()
+  const userNames = new Map<number, string>()
+  for (const fields of colonRecords(passwd)) {
+    const [name, , uidText, gidText, , home] = fields
+    const uid = Number(uidText)
+    const gid = Number(gidText)
+    if (!name || !Number.isInteger(uid) || !Number.isInteger(gid)) continue
+    if (!userNames.has(uid)) userNames.set(uid, name)
+    const groups = [...new Set([gid, ...(members.get(name) ?? [])])]
+    users.set(name, { name, uid, gid, groups, home: home || '/' })
+  }
+  return { users, userNames, groupNames }
+}
+
+function colonRecords(text: string): string[][] {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+    .map((line) => line.split(':'))
+}
+
+/** Looks up accounts in a root filesystem (`/` inside a sandbox). */
+export class UserDirectory {
+  constructor(private readonly root = '') {}
+
+  /** @throws UnknownUserError when the name is not in `/etc/passwd`. */
+  async lookup(username: string): Promise<OsUser> {
+    const user = (await readAccounts(this.root)).users.get(username)
+    if (!user) throw new UnknownUserError(username)
+    return user
+  }
+
+  /** Owner and group names for display, with the numeric ID as fallback (as `ls -l` does). */
+  async names(): Promise<{ user(uid: number): string; group(gid: number): string }> {
+    const db = await readAccounts(this.root)
+    return {
+      user: (uid) => db.userNames.get(uid) ?? String(uid),
+      group: (gid) => db.groupNames.get(gid) ?? String(gid),
+    }
+  }
+}
