@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config'
 // SDK one file at a time, which suits the 2-core CI machine.
 export default defineConfig({
   test: {
+    reporters: ['default', './test/summary-reporter.ts'],
     projects: [
       {
         test: {

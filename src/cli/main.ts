@@ -7,7 +7,12 @@ commands:
 `
 
 const commands: Record<string, (argv: string[]) => Promise<void>> = {
-  envd: runEnvdCommand,
+  envd: async (argv) => {
+    const envd = await runEnvdCommand(argv)
+    console.log(`envd is listening on port ${envd.port}. Point the e2b SDK at it with debug mode:
+  export E2B_DEBUG=true${envd.port === 49983 ? '' : `\n  export E2B_SANDBOX_URL=http://localhost:${envd.port}`}
+  node -e "const { Sandbox } = require('e2b'); Sandbox.create().then(s => s.commands.run('uname -a')).then(r => console.log(r.stdout))"`)
+  },
 }
 
 const [name, ...rest] = process.argv.slice(2)

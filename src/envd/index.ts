@@ -56,8 +56,8 @@ function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return result
 }
 
-/** `sandbar envd [--port N] [--host ADDR]`: runs envd until SIGTERM or SIGINT. */
-export async function runEnvdCommand(argv: string[]): Promise<void> {
+/** `sandbar envd [--port N] [--host ADDR]`: starts envd and stops it on SIGTERM or SIGINT. */
+export async function runEnvdCommand(argv: string[]): Promise<Envd> {
   const { values } = parseArgs({
     args: argv,
     options: { port: { type: 'string' }, host: { type: 'string' } },
@@ -69,4 +69,5 @@ export async function runEnvdCommand(argv: string[]): Promise<void> {
   const stop = (): void => void envd.close().then(() => process.exit(0))
   process.once('SIGTERM', stop)
   process.once('SIGINT', stop)
+  return envd
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what Sandbar needs on a fresh Debian/Ubuntu machine with Node.js, as root:
+# Debian packages (util-linux for unshare/setpriv, the toolchain node-gyp needs for the
+# node-pty and fs-xattr addons), the locked npm dependencies, and the built bundles.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "sandbar setup must run as root (it runs sandboxes and manages namespaces)" >&2
+  exit 1
+fi
+
+packages=(util-linux python3 make g++)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+npm ci --no-audit --no-fund
+npm run build

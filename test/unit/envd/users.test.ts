@@ -1,0 +1,49 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { UnknownUserError, UserDirectory } from '../../../src/envd/users.js'
+
+let root: string
+
+beforeAll(async () => {
+  root = await mkdtemp('/tmp/sbt-users-')
+  await mkdir(path.join(root, 'etc'))
+  await writeFile(
+    path.join(root, 'etc/passwd'),
+    '# comment\nroot:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000::/home/user:/bin/bash\nbroken:x:abc\n',
+  )
+  await writeFile(
+    path.join(root, 'etc/group'),
+    'root:x:0:\nuser:x:1000:\ndocker:x:998:user,other\nsudo:x:27:user\n',
+  )
+})
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true })
+})
+
+describe('UserDirectory', () => {
+  it('finds a user with primary and supplementary groups', async () => {
+    const user = await new UserDirectory(root).lookup('user')
+    expect(user).toEqual({
+      name: 'user',
+      uid: 1000,
+      gid: 1000,
+      groups: [1000, 998, 27],
+      home: '/home/user',
+    })
+  })
+
+  it('rejects unknown and malformed accounts', async () => {
+    const users = new UserDirectory(root)
+    await expect(users.lookup('nobody')).rejects.toBeInstanceOf(UnknownUserError)
+    await expect(users.lookup('broken')).rejects.toBeInstanceOf(UnknownUserError)
+  })
+
+  it('names owners and groups, falling back to the number', async () => {
+    const names = await new UserDirectory(root).names()
+    expect(names.user(1000)).toBe('user')
+    expect(names.group(998)).toBe('docker')
+    expect(names.user(4242)).toBe('4242')
+  })
+})
