@@ -1,5 +1,4 @@
 import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
 import { createLogger, type Logger } from '../logger.js'
 import { createEnvdServer } from './server.js'
@@ -35,7 +34,9 @@ export async function startEnvd(options: EnvdOptions = {}): Promise<Envd> {
   const server = createEnvdServer({ state, users: new UserDirectory(), logger })
   server.listen(options.port ?? ENVD_PORT, options.host ?? '0.0.0.0')
   await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
+  const address = server.address()
+  if (address === null || typeof address === 'string') throw new Error('envd is not on TCP')
+  const { port } = address
   logger.info({ port, version: ENVD_VERSION }, 'envd listening')
   return {
     port,

@@ -9,17 +9,22 @@ describe('resolveUserPath', () => {
     expect(resolveUserPath('~/a/b', user, '/work')).toBe('/home/user/a/b')
   })
 
-  it('resolves relative paths against the default workdir, else the home', () => {
-    expect(resolveUserPath('a.txt', user, '/work')).toBe('/work/a.txt')
-    expect(resolveUserPath('a.txt', user, undefined)).toBe('/home/user/a.txt')
+  it('resolves relative paths against the home, whatever the default workdir', () => {
+    expect(resolveUserPath('a.txt', user, '/work')).toBe('/home/user/a.txt')
+    expect(resolveUserPath('a.txt', { home: '/root' }, '/home/user')).toBe('/root/a.txt')
+  })
+
+  it('takes an empty path as the default workdir, else the home', () => {
+    expect(resolveUserPath('', user, '/work')).toBe('/work')
+    expect(resolveUserPath('', user, undefined)).toBe('/home/user')
   })
 
   it('keeps absolute paths and cleans them', () => {
     expect(resolveUserPath('/etc//x/../hosts', user, '/work')).toBe('/etc/hosts')
-    expect(resolveUserPath('../up', user, '/work/sub')).toBe('/work/up')
+    expect(resolveUserPath('../up', user, '/work')).toBe('/home/up')
   })
 
-  it('does not treat ~name as the home', () => {
-    expect(resolveUserPath('~other', user, '/work')).toBe('/work/~other')
+  it('does not treat ~name as a home', () => {
+    expect(resolveUserPath('~other', user, '/work')).toBe('/home/user/~other')
   })
 })
