@@ -5,9 +5,15 @@ import { copyFile, mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { build } from 'esbuild'
 
-// Bundled CommonJS dependencies call require(); an ESM bundle needs one made for it.
+// Bundled CommonJS dependencies call require() and read __dirname (node-pty locates its addon
+// with both); an ESM bundle needs them made for it.
 const banner = {
-  js: "import { createRequire as __sandbarCreateRequire } from 'node:module'; const require = __sandbarCreateRequire(import.meta.url);",
+  js: [
+    "import { createRequire as __sandbarCreateRequire } from 'node:module';",
+    "import { fileURLToPath as __sandbarFileURLToPath } from 'node:url';",
+    'const require = __sandbarCreateRequire(import.meta.url);',
+    "const __dirname = __sandbarFileURLToPath(new URL('.', import.meta.url));",
+  ].join(' '),
 }
 const common = {
   bundle: true,
@@ -16,6 +22,9 @@ const common = {
   target: 'node20',
   banner,
   logLevel: 'warning',
+  // Smaller to parse at every sandbox start; names kept for logged error classes.
+  minify: true,
+  keepNames: true,
   // Native addons are loaded at run time from ./build/Release beside the bundle.
   external: ['*.node'],
 }

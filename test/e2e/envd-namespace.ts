@@ -3,6 +3,9 @@ import { once } from 'node:events'
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 
+/** Debian's `tini` package; scripts/setup.sh installs it. */
+const TINI = '/usr/bin/tini'
+
 /** The test accounts: `user` (uid 1000) with a supplementary group, as in the base template. */
 export const TEST_USER = { name: 'user', uid: 1000, gid: 1000, home: '/home/user', extraGid: 1500 }
 
@@ -42,9 +45,11 @@ export async function startNamespacedEnvd(port: number, bundle: string): Promise
   await mkdir(path.join(dir, 'root'), { mode: 0o700 })
 
   // Fixed script; every variable part arrives as a positional argument, never interpolated.
+  // tini is PID 1, as in a sandbox: it reaps the orphans of killed commands, which node does
+  // not. envd is its only child.
   const script =
     'mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && ' +
-    'mount --bind "$3" /home && mount --bind "$4" /root && exec "$5" "$6" --port "$7"'
+    'mount --bind "$3" /home && mount --bind "$4" /root && exec "$5" -- "$6" "$7" --port "$8"'
   const child = spawn(
     'unshare',
     [
@@ -63,6 +68,7 @@ export async function startNamespacedEnvd(port: number, bundle: string): Promise
       path.join(dir, 'group'),
       home,
       path.join(dir, 'root'),
+      TINI,
       process.execPath,
       bundle,
       String(port),
@@ -102,13 +108,15 @@ async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
   await Promise.race([healthy, exited])
 }
 
+/**
+ * Ends the namespace: `unshare` dies, `--kill-child` sends SIGKILL to its PID 1, and with it
+ * every process in the namespace. `unshare --fork` ignores SIGTERM, so nothing gentler helps.
+ */
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return
   const exited = once(child, 'exit')
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
+  child.kill('SIGKILL')
   await exited
-  clearTimeout(timer)
 }
 
 /** Configures an envd the way the control plane does after boot (wire contract §3.3 `/init`). */

@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import type { Writable } from 'node:stream'
+import { exitReasonFromNode, exitStatus } from './exit-status.js'
+import {
+  inputErrors,
+  type ManagedProcess,
+  type ProcessConfigView,
+  type ProcessLaunch,
+  type ProcessSignal,
+  signalGroup,
+} from './managed-process.js'
+import type { ProcessOutput } from './process-output.js'
+
+/** Largest stdout/stderr `data` event (wire contract §3.5). */
+export const PIPE_CHUNK_BYTES = 32 * 1024
+
+/**
+ * Spawns a process with stdout and stderr pipes, and a stdin pipe when `stdin` is true (else
+ * `/dev/null`). It leads a new session (`detached`), so signals reach its whole group.
+ */
+export async function startPipeProcess(
+  launch: ProcessLaunch,
+  stdin: boolean,
+): Promise<ManagedProcess> {
+  const child = spawn(launch.command.file, launch.command.args, {
+    cwd: launch.cwd,
+    env: launch.env,
+    detached: true,
+    stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  })
+  const { output, logger } = launch
+  // After a successful spawn, ChildProcess errors (a failed kill) must be logged, not thrown.
+  child.on('error', (error) => logger.warn({ err: error }, 'user process error'))
+  child.stdout?.on('data', (chunk: Buffer) => output.publish('stdout', chunk))
+  child.stderr?.on('data', (chunk: Buffer) => output.publish('stderr', chunk))
+  output.attachFlow({
+    pause: () => {
+      child.stdout?.pause()
+      child.stderr?.pause()
+    },
+    resume: () => {
+      child.stdout?.resume()
+      child.stderr?.resume()
+    },
+  })
+  // 'close' comes after the exit *and* after stdout and stderr reached EOF: the end event
+  // follows all output (wire contract §3.5).
+  child.on('close', (code, signal) => output.finish(exitStatus(exitReasonFromNode(code, signal))))
+  await once(child, 'spawn')
+  return new PipeProcess(child, launch)
+}
+
+class PipeProcess implements ManagedProcess {
+  readonly pid: number
+  readonly tag: string | undefined
+  readonly config: ProcessConfigView
+  readonly output: ProcessOutput
+  private stdin: Writable | null
+
+  constructor(child: ChildProcess, launch: ProcessLaunch) {
+    if (child.pid === undefined) throw new Error('spawned process has no pid')
+    this.pid = child.pid
+    this.tag = launch.tag
+    this.config = launch.config
+    this.output = launch.output
+    this.stdin = child.stdin
+    // A process that exits or closes its stdin makes the next write fail with EPIPE; that is
+    // the writer's error to report, never a reason for envd to crash.
+    this.stdin?.on('error', (error) => {
+      launch.logger.debug({ pid: this.pid, err: error }, 'stdin pipe closed')
+      this.stdin = null
+    })
+  }
+
+  async writeStdin(data: Uint8Array): Promise<void> {
+    const stdin = this.stdin
+    if (stdin === null || stdin.writableEnded) throw new Error(inputErrors.stdinClosed)
+    if (data.length === 0) return
+    await new Promise<void>((resolve, reject) => {
+      stdin.write(data, (error) => {
+        if (error) {
+          reject(new Error(`error writing to stdin of process '${this.pid}': ${error.message}`))
+        } else resolve()
+      })
+    })
+  }
+
+  async writePty(): Promise<void> {
+    throw new Error(inputErrors.ptyToPipe)
+  }
+
+  closeStdin(): void {
+    // Closing twice, or a process started without stdin, is fine: the process has EOF either way.
+    this.stdin?.end()
+    this.stdin = null
+  }
+
+  resize(): void {
+    throw new Error(inputErrors.resizePipe)
+  }
+
+  signal(signal: ProcessSignal): void {
+    signalGroup(this.pid, signal)
+  }
+}
