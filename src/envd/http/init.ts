@@ -1,19 +1,19 @@
 import type { Hono } from 'hono'
-import { z } from 'zod'
+import * as z from 'zod/mini'
 import type { EnvdContext } from '../context.js'
 import { ENVD_VERSION } from '../version.js'
 import { HttpError } from './http-error.js'
 
 const initSchema = z.object({
-  accessToken: z.string().optional(),
-  envVars: z.record(z.string(), z.string()).optional(),
-  defaultUser: z.string().optional(),
-  defaultWorkdir: z.string().optional(),
-  timestamp: z.iso.datetime({ offset: true }).optional(),
-  volumeMounts: z.array(z.unknown()).optional(),
-  hyperloopIP: z.string().optional(),
-  lifecycleID: z.string().optional(),
-  caBundle: z.string().optional(),
+  accessToken: z.optional(z.string()),
+  envVars: z.optional(z.record(z.string(), z.string())),
+  defaultUser: z.optional(z.string()),
+  defaultWorkdir: z.optional(z.string()),
+  timestamp: z.optional(z.iso.datetime({ offset: true })),
+  volumeMounts: z.optional(z.array(z.unknown())),
+  hyperloopIP: z.optional(z.string()),
+  lifecycleID: z.optional(z.string()),
+  caBundle: z.optional(z.string()),
 })
 
 /**
@@ -30,7 +30,8 @@ export function registerInitRoute(app: Hono, ctx: EnvdContext): void {
       throw new HttpError(400, 'invalid JSON body')
     }
     const parsed = initSchema.safeParse(json)
-    if (!parsed.success) throw new HttpError(400, `invalid init request: ${parsed.error.message}`)
+    if (!parsed.success)
+      throw new HttpError(400, `invalid init request: ${z.prettifyError(parsed.error)}`)
     if (parsed.data.defaultUser) {
       await ctx.users.lookup(parsed.data.defaultUser).catch(() => {
         throw new HttpError(400, `default user '${parsed.data.defaultUser}' does not exist`)

@@ -1,0 +1,102 @@
+import { EventEmitter, on } from 'node:events'
+import { PassThrough, Readable } from 'node:stream'
+import busboy from 'busboy'
+import { HttpError } from './http-error.js'
+
+/** One `file` part of a multipart upload, streamed as it arrives. */
+export interface FilePart {
+  /** The part's `filename` exactly as sent, directories included (wire contract §3.3). */
+  filename: string | undefined
+  content: Readable
+}
+
+/**
+ * The most a `file` part without a filename may hold. busboy treats such a part as a form
+ * field and buffers it; browsers and the SDK only send one for a string value
+ * (`form.append('file', 'text')`, as E2B's own signed-upload example does).
+ */
+const MAX_FIELD_PART_BYTES = 1024 * 1024
+
+/**
+ * The parts named `file` of a `multipart/form-data` body, in body order and never buffered
+ * (but for the small filename-less ones above): the next part is read only after the consumer
+ * has drained the current one's `content`. Other parts are skipped. A malformed body is `400`.
+ */
+export async function* fileParts(body: Readable, contentType: string): AsyncGenerator<FilePart> {
+  const parser = createParser(contentType)
+  // The no-op listener keeps a parser error that lands after the loop ended (the consumer
+  // gave up on the body, destroying the parser) from being an unhandled `error` event.
+  const parts = new EventEmitter().on('error', () => undefined)
+  parser.on('file', (name: string, stream: Readable, info: busboy.FileInfo) => {
+    parts.emit('part', name, stream, info.filename)
+  })
+  parser.on('field', (name: string, value: string, info: busboy.FieldInfo) => {
+    if (name !== 'file') return
+    if (info.valueTruncated) {
+      parts.emit('error', new HttpError(400, 'a file part without a filename is limited to 1 MiB'))
+    } else parts.emit('part', name, Readable.from([Buffer.from(value)]), undefined)
+  })
+  parser.on('close', () => parts.emit('close'))
+  parser.on('error', (error) => parts.emit('error', error))
+  body.on('error', (error) => parser.destroy(error))
+  body.pipe(parser)
+  try {
+    for await (const event of on(parts, 'part', { close: ['close'] })) {
+      if (!isPartEvent(event)) continue
+      const [name, stream, filename] = event
+      if (name !== 'file') {
+        stream.resume()
+        continue
+      }
+      const content = keepErrorForConsumer(new PassThrough())
+      stream.on('error', (error) => content.destroy(asUploadError(error)))
+      stream.pipe(content)
+      yield { filename, content }
+    }
+  } catch (error) {
+    throw asUploadError(error)
+  } finally {
+    body.unpipe(parser)
+    parser.destroy()
+  }
+}
+
+function createParser(contentType: string): busboy.Busboy {
+  try {
+    // Filenames are full destination paths (preservePath) and the SDK's FormData sends them
+    // as raw UTF-8 (defParamCharset); busboy would otherwise take the basename, as latin1.
+    return busboy({
+      headers: { 'content-type': contentType },
+      preservePath: true,
+      defParamCharset: 'utf8',
+      limits: { fieldSize: MAX_FIELD_PART_BYTES },
+    })
+  } catch (error) {
+    throw asUploadError(error)
+  }
+}
+
+/** busboy's own errors carry no `code`; OS and zlib errors keep theirs for `file-errors.ts`. */
+function asUploadError(error: unknown): Error {
+  if (!(error instanceof Error)) return new HttpError(400, `error parsing multipart form: ${error}`)
+  if (error instanceof HttpError || 'code' in error) return error
+  return new HttpError(400, `error parsing multipart form: ${error.message}`)
+}
+
+/**
+ * Marks a stream's errors as handled: one may arrive before the consumer attaches its
+ * pipeline (say, while it checks permissions), and an `error` event without a listener would
+ * crash envd. The consumer still sees it, as the stream's stored `errored` state.
+ */
+export function keepErrorForConsumer<T extends Readable>(stream: T): T {
+  return stream.on('error', () => undefined)
+}
+
+function isPartEvent(event: unknown[]): event is [string, Readable, string | undefined] {
+  const [name, stream, filename] = event
+  return (
+    typeof name === 'string' &&
+    stream instanceof Readable &&
+    (filename === undefined || typeof filename === 'string')
+  )
+}
