@@ -1,9 +1,10 @@
 import { chmod, lstat, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { Code, ConnectError } from '@connectrpc/connect'
+import { Code } from '@connectrpc/connect'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { replaceMetadata } from '../../../../src/envd/fs/xattr-metadata.js'
 import { FileType } from '../../../../src/envd/gen/filesystem/filesystem_pb.js'
+import { rejection } from './connect-rejection.js'
 import { asUser, createTestFilesystem, type FilesystemClient } from './filesystem-client.js'
 
 let client: FilesystemClient
@@ -17,15 +18,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await dispose()
 })
-
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  if (!(error instanceof ConnectError)) throw new Error(`expected a ConnectError, got ${error}`)
-  return error
-}
 
 describe('Stat', () => {
   test('describes a file the way E2B does', async () => {

@@ -1,7 +1,8 @@
 import type { MessageInitShape } from '@bufbuild/protobuf'
-import { Code, ConnectError } from '@connectrpc/connect'
+import { Code } from '@connectrpc/connect'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { StreamInputRequestSchema } from '../../../../src/envd/gen/process/process_pb.js'
+import { rejection } from './connect-rejection.js'
 import {
   byPid,
   collect,
@@ -24,16 +25,6 @@ afterEach(async () => {
 const encode = (text: string) => new TextEncoder().encode(text)
 const stdin = (text: string) => ({ input: { case: 'stdin' as const, value: encode(text) } })
 const ptyInput = (text: string) => ({ input: { case: 'pty' as const, value: encode(text) } })
-
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  if (!(error instanceof ConnectError))
-    throw new Error(`expected a ConnectError, got ${String(error)}`)
-  return error
-}
 
 /**
  * Starts a process, reads its output until `ready` holds, and returns its pid, that output

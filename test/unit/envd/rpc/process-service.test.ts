@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Code, ConnectError } from '@connectrpc/connect'
+import { Code } from '@connectrpc/connect'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Signal } from '../../../../src/envd/gen/process/process_pb.js'
+import { rejection } from './connect-rejection.js'
 import {
   asUser,
   byPid,
@@ -27,16 +28,6 @@ afterEach(async () => {
 })
 
 const sh = (script: string) => ({ cmd: '/bin/sh', args: ['-c', script] })
-
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  if (!(error instanceof ConnectError))
-    throw new Error(`expected a ConnectError, got ${String(error)}`)
-  return error
-}
 
 describe('Start', () => {
   it('streams start, stdout and stderr, then the end', async () => {
