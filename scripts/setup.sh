@@ -20,5 +20,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 
-npm ci --no-audit --no-fund
+# `npm install` with the committed lockfile installs exactly its versions. (`npm ci` refuses
+# this lockfile: the registry mirror lacks other platforms' optional packages, so npm leaves
+# them out of the lock and then reports them missing.)
+npm install --no-audit --no-fund
 npm run build
