@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config'
 
-// Unit tests run in parallel; end-to-end tests drive real processes through the official e2b
-// SDK one file at a time, which suits the 2-core CI machine.
+// Unit tests run in parallel; agent tests (real containers, netns, nftables) and end-to-end
+// tests (real processes through the official e2b SDK) run one file at a time, which suits the
+// 2-core CI machine. Agent tests may import src/agent; end-to-end tests never import src.
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -10,6 +11,15 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'agent',
+          include: ['test/agent/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
         },
       },
       {

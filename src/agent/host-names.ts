@@ -1,0 +1,38 @@
+import { createHash } from 'node:crypto'
+
+/**
+ * Names of the host objects of one sandbox. Every name carries the agent's prefix, so that
+ * reconcile finds what an earlier run left and a test finds what it leaked. Interface names
+ * are limited to 15 bytes (IFNAMSIZ), so veths use a hash of the sandbox ID.
+ */
+export interface SandboxHostNames {
+  /** OCI container ID. */
+  container: string
+  /** `ip netns` name (bind mount under /run/netns). */
+  netns: string
+  /** Host end of the veth pair. */
+  hostVeth: string
+  /** Sandbox end of the veth pair before it moves into the netns and becomes `eth0`. */
+  peerVeth: string
+  /** cgroup path relative to each hierarchy's root (the OCI `cgroupsPath`). */
+  cgroupPath: string
+}
+
+/** A prefix is 2–5 lowercase letters or digits, starting with a letter. */
+export const PREFIX_PATTERN = /^[a-z][a-z0-9]{1,4}$/
+
+export function hostNames(prefix: string, sandboxID: string): SandboxHostNames {
+  const hash = createHash('sha256').update(sandboxID).digest('hex').slice(0, 8)
+  return {
+    container: `${prefix}-${sandboxID}`,
+    netns: `${prefix}-${sandboxID}`,
+    hostVeth: `${prefix}h${hash}`,
+    peerVeth: `${prefix}p${hash}`,
+    cgroupPath: `/sandbar-${prefix}/${sandboxID}`,
+  }
+}
+
+/** The nftables table (family `inet`) an agent with this prefix owns. */
+export function nftTableName(prefix: string): string {
+  return `sandbar_${prefix}`
+}

@@ -1,0 +1,37 @@
+/**
+ * Where a sandbox may send traffic (wire contract §4.5): allow beats deny; entries are IPv4
+ * CIDRs or bare IPs (`/32`). `allow_internet_access: false` arrives as denyOut 0.0.0.0/0.
+ */
+export interface EgressPolicy {
+  allowOut: string[]
+  denyOut: string[]
+}
+
+/** The network of one sandbox as the rest of the agent sees it. */
+export interface SandboxNetwork {
+  /** `ip netns` name. */
+  netns: string
+  /** Path for the OCI spec, `/run/netns/<name>`. */
+  netnsPath: string
+  hostVeth: string
+  /** The sandbox's address (its `eth0`), where envd answers. */
+  sandboxAddress: string
+  /** The host end's address: the sandbox's gateway. */
+  hostAddress: string
+}
+
+/** Owns the netns, veth pairs and the agent's nftables table. */
+export interface NetworkManager {
+  /** Creates the agent's nft table and base chains if missing. Idempotent. */
+  init(): Promise<void>
+  /** Creates netns + veth + addresses + routes + the sandbox's chain and sets. */
+  setup(sandboxID: string, slot: number, policy: EgressPolicy): Promise<SandboxNetwork>
+  /** Replaces the sandbox's allow/deny sets in place (live). */
+  update(sandboxID: string, policy: EgressPolicy): Promise<void>
+  /** Removes everything `setup` made; missing pieces are fine. */
+  teardown(sandboxID: string): Promise<void>
+  /** Sandbox IDs whose netns exists on the host (for reconcile). */
+  present(): Promise<string[]>
+  /** Removes the agent's nft table (tests and uninstall). */
+  destroy(): Promise<void>
+}

@@ -1,0 +1,18 @@
+/** A template's root filesystem: layer directories, lowest first, owned by the shifted IDs. */
+export interface TemplateLayers {
+  templateID: string
+  layers: string[]
+}
+
+/**
+ * The read-only toolbox bind-mounted into every sandbox (host-facts: node, its libraries and
+ * loader, the envd bundle, tini, setpriv), so templates need nothing installed for Sandbar.
+ */
+export interface Toolbox {
+  /** Host directory. */
+  dir: string
+  /** Where it is mounted inside sandboxes. */
+  mountPoint: string
+  /** argv of the container's PID 1: tini, then envd through the toolbox's own loader. */
+  initArgs(port: number): string[]
+}

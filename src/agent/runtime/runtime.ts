@@ -1,0 +1,49 @@
+/** The OCI runtimes Sandbar drives through their CLI (DESIGN.md: crun default, runc fallback, runsc hardened). */
+export type RuntimeName = 'crun' | 'runc' | 'runsc'
+
+/** Everything needed to run one sandbox's container; `oci-spec.ts` turns it into config.json. */
+export interface ContainerSpec {
+  /** OCI container ID. */
+  id: string
+  /** Directory that receives config.json (the OCI bundle). */
+  bundleDir: string
+  /** The mounted root filesystem (host path of the overlay). */
+  rootfs: string
+  /** Read-only bind mounts into the container (the toolbox). */
+  readonlyBinds: { source: string; destination: string }[]
+  /** Network namespace to join, e.g. `/run/netns/<name>`. */
+  netnsPath: string
+  /** OCI `cgroupsPath`. */
+  cgroupsPath: string
+  /** Container uid/gid 0 maps to this host ID, for `size` IDs (a user namespace). */
+  idMap: { hostID: number; size: number }
+  hostname: string
+  resources: { cpuCount: number; memoryMB: number; pids: number }
+  /** PID 1 of the container. */
+  process: { args: string[]; env: Record<string, string>; cwd: string }
+}
+
+export type ContainerStatus = 'creating' | 'created' | 'running' | 'paused' | 'stopped'
+
+export interface ContainerState {
+  id: string
+  status: ContainerStatus
+  /** Host PID of the container's init; 0 when stopped. */
+  pid: number
+}
+
+/** One OCI runtime, driven through its CLI with its own `--root` state directory. */
+export interface Runtime {
+  readonly name: RuntimeName
+  /** Writes the bundle and starts the container detached; resolves once its init runs. */
+  run(spec: ContainerSpec): Promise<void>
+  /** The container's state, or undefined when the runtime does not know it. */
+  state(id: string): Promise<ContainerState | undefined>
+  /** All containers in this runtime's state directory. */
+  list(): Promise<ContainerState[]>
+  /** Freezes every process of the container (cgroup freezer). */
+  pause(id: string): Promise<void>
+  resume(id: string): Promise<void>
+  /** Stops the container (SIGKILL to all its processes) and deletes it; unknown IDs are fine. */
+  remove(id: string): Promise<void>
+}
