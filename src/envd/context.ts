@@ -1,10 +1,16 @@
 import type { Logger } from '../logger.js'
+import type { SetprivPrefix } from './process/setpriv-prefix.js'
 import type { EnvdState } from './state.js'
 import type { UserDirectory } from './users.js'
 
-/** What every envd service and route is given: configuration state, accounts and a logger. */
+/**
+ * What every envd service and route is given: configuration state, accounts, a logger, and how
+ * user processes drop to their user.
+ */
 export interface EnvdContext {
   state: EnvdState
   users: UserDirectory
   logger: Logger
+  /** How `setpriv` starts, resolved once at envd start (`setprivPrefix`). */
+  setpriv: SetprivPrefix
 }

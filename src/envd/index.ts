@@ -1,6 +1,8 @@
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import { createLogger, type Logger } from '../logger.js'
+import { type PortForwarder, startPortForwarder } from './port-forward/port-forwarder.js'
+import { setprivPrefix } from './process/setpriv-prefix.js'
 import { createEnvdServer } from './server.js'
 import { EnvdState } from './state.js'
 import { UserDirectory } from './users.js'
@@ -26,26 +28,42 @@ export interface Envd {
 /**
  * Starts envd: the in-sandbox agent serving `filesystem.Filesystem`, `process.Process` and the
  * HTTP routes of wire contract §3. `E2B_SANDBOX_ID` and `E2B_TEMPLATE_ID` in envd's own
- * environment are passed on to user processes with `E2B_SANDBOX=true`.
+ * environment are passed on to user processes with `E2B_SANDBOX=true`. Two more variables of
+ * envd's environment, set by the agent in sandboxes only: `SANDBAR_TOOLBOX=<dir>` starts
+ * `setpriv` from the toolbox mounted there, and `SANDBAR_PORT_FORWARD=1` forwards services
+ * listening on localhost to the external interface (wire contract §3.1), which on a host would
+ * expose them.
  */
 export async function startEnvd(options: EnvdOptions = {}): Promise<Envd> {
   const logger = options.logger ?? createLogger('envd')
   const state = new EnvdState(sandboxEnv(process.env))
-  const server = createEnvdServer({ state, users: new UserDirectory(), logger })
+  const setpriv = setprivPrefix(process.env.SANDBAR_TOOLBOX)
+  const server = createEnvdServer({ state, users: new UserDirectory(), logger, setpriv })
   server.listen(options.port ?? ENVD_PORT, options.host ?? '0.0.0.0')
   await once(server, 'listening')
   const address = server.address()
   if (address === null || typeof address === 'string') throw new Error('envd is not on TCP')
   const { port } = address
-  logger.info({ port, version: ENVD_VERSION }, 'envd listening')
+  logger.info({ port, version: ENVD_VERSION, setpriv }, 'envd listening')
+  const forwarder = startForwarder(logger, port)
   return {
     port,
     close: async () => {
+      await forwarder?.stop()
       server.closeAllConnections()
       server.close()
       await once(server, 'close')
     },
   }
+}
+
+/** The localhost port forwarder, when `SANDBAR_PORT_FORWARD=1`; never for envd's own port. */
+function startForwarder(logger: Logger, port: number): PortForwarder | undefined {
+  if (process.env.SANDBAR_PORT_FORWARD !== '1') return undefined
+  return startPortForwarder({
+    logger: logger.child({ component: 'port-forward' }),
+    reservedPorts: [ENVD_PORT, port],
+  })
 }
 
 function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {

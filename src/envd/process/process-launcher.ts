@@ -23,7 +23,7 @@ export async function launchProcess(
   ctx: EnvdContext,
   request: StartRequest,
   requestUser: ActingUser,
-  options: { output: ProcessOutput; setprivPath: string },
+  options: { output: ProcessOutput },
 ): Promise<ManagedProcess> {
   const { user, resolvePath } = requestUser
   const config = request.process
@@ -31,7 +31,7 @@ export async function launchProcess(
   await assertDirectoryExists(cwd)
   const launch: ProcessLaunch = {
     command: spawnCommand({
-      setprivPath: options.setprivPath,
+      setpriv: ctx.setpriv,
       credentials: user,
       cmd: config?.cmd ?? '',
       args: config?.args ?? [],

@@ -1,5 +1,4 @@
-/** Where envd finds util-linux `setpriv`; one place, so a toolbox copy can replace it. */
-export const SETPRIV_PATH = '/usr/bin/setpriv'
+import type { SetprivPrefix } from './setpriv-prefix.js'
 
 /**
  * The shell preamble every user process runs before `exec`-ing its command. It raises the
@@ -18,7 +17,8 @@ export interface SpawnCredentials {
 }
 
 export interface SpawnCommandInput {
-  setprivPath: string
+  /** How `setpriv` is started: its path, or a loader and its arguments before it. */
+  setpriv: SetprivPrefix
   credentials: SpawnCredentials
   cmd: string
   args: readonly string[]
@@ -38,9 +38,11 @@ export interface SpawnCommand {
  */
 export function spawnCommand(input: SpawnCommandInput): SpawnCommand {
   const { uid, gid, groups } = input.credentials
+  const [file, ...prefixArgs] = input.setpriv
   return {
-    file: input.setprivPath,
+    file,
     args: [
+      ...prefixArgs,
       // Real and effective uid (and saved, as setpriv sets all three): the user, not root.
       `--reuid=${uid}`,
       // Real and effective gid: the user's primary group.

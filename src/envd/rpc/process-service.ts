@@ -13,12 +13,9 @@ import { OutputQueue } from '../process/output-queue.js'
 import { launchProcess, outputFor } from '../process/process-launcher.js'
 import { EXITED_RETENTION_MS, ProcessRegistry } from '../process/process-registry.js'
 import { selectProcess } from '../process/process-selector.js'
-import { SETPRIV_PATH } from '../process/spawn-command.js'
 import { requestUser } from './request-user.js'
 
 export interface ProcessServiceOptions {
-  /** util-linux `setpriv`, through which every process drops to its user. */
-  setprivPath?: string
   /** How long an exited process stays connectable (wire contract §3.5: 30 s). */
   retentionMs?: number
 }
@@ -32,7 +29,7 @@ export function createProcessService(
   options: ProcessServiceOptions = {},
 ): ServiceImpl<typeof Process> {
   const registry = new ProcessRegistry(options.retentionMs ?? EXITED_RETENTION_MS)
-  const starter: Starter = { ctx, registry, setprivPath: options.setprivPath ?? SETPRIV_PATH }
+  const starter: Starter = { ctx, registry }
   return {
     list: () => ({
       processes: registry.running().map((p) => ({ pid: p.pid, tag: p.tag, config: p.config })),
@@ -69,19 +66,18 @@ export function createProcessService(
 interface Starter {
   ctx: EnvdContext
   registry: ProcessRegistry
-  setprivPath: string
 }
 
 /** `Start`: spawns the process, registers it and streams its events (wire contract §3.5). */
 async function* start(starter: Starter, request: StartRequest, context: HandlerContext) {
-  const { ctx, registry, setprivPath } = starter
+  const { ctx, registry } = starter
   const user = await requestUser(ctx, context.requestHeader)
   const output = outputFor(request)
   // Subscribed before the spawn: the stream sees every byte the process writes.
   const queue = new OutputQueue(output)
   let process: ManagedProcess
   try {
-    process = await launchProcess(ctx, request, user, { output, setprivPath })
+    process = await launchProcess(ctx, request, user, { output })
   } catch (error) {
     queue.close()
     throw error

@@ -4,6 +4,7 @@ import type { Hono } from 'hono'
 import { pino } from 'pino'
 import { z } from 'zod'
 import { createHttpApp } from '../../../../src/envd/http/app.js'
+import { HOST_SETPRIV } from '../../../../src/envd/process/setpriv-prefix.js'
 import { EnvdState } from '../../../../src/envd/state.js'
 import { UserDirectory } from '../../../../src/envd/users.js'
 
@@ -42,6 +43,7 @@ export async function fileRoutesFixture(): Promise<FileRoutesFixture> {
     state,
     users: new UserDirectory(root),
     logger: pino({ level: 'silent' }),
+    setpriv: [HOST_SETPRIV],
   })
   return { app, state, root, userHome, cleanup: () => rm(root, { recursive: true, force: true }) }
 }

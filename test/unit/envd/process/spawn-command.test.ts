@@ -1,14 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import {
-  PROCESS_PREAMBLE,
-  SETPRIV_PATH,
-  spawnCommand,
-} from '../../../../src/envd/process/spawn-command.js'
+import { HOST_SETPRIV } from '../../../../src/envd/process/setpriv-prefix.js'
+import { PROCESS_PREAMBLE, spawnCommand } from '../../../../src/envd/process/spawn-command.js'
 
 describe('spawnCommand', () => {
   it('drops to the uid, gid and supplementary groups through setpriv, then execs via sh', () => {
     const command = spawnCommand({
-      setprivPath: SETPRIV_PATH,
+      setpriv: [HOST_SETPRIV],
       credentials: { uid: 1000, gid: 1000, groups: [1000, 1500] },
       cmd: '/bin/bash',
       args: ['-l', '-c', 'echo hi'],
@@ -32,9 +29,34 @@ describe('spawnCommand', () => {
     })
   })
 
+  it('starts setpriv through a loader prefix, whose arguments come before setpriv’s own', () => {
+    const command = spawnCommand({
+      setpriv: ['/tb/lib/ld-linux-x86-64.so.2', '--library-path', '/tb/lib', '/tb/bin/setpriv'],
+      credentials: { uid: 1000, gid: 1000, groups: [] },
+      cmd: 'id',
+      args: ['-G'],
+    })
+    expect(command.file).toBe('/tb/lib/ld-linux-x86-64.so.2')
+    expect(command.args).toEqual([
+      '--library-path',
+      '/tb/lib',
+      '/tb/bin/setpriv',
+      '--reuid=1000',
+      '--regid=1000',
+      '--clear-groups',
+      '--',
+      '/bin/sh',
+      '-c',
+      PROCESS_PREAMBLE,
+      'sh',
+      'id',
+      '-G',
+    ])
+  })
+
   it('clears every supplementary group when the user has none', () => {
     const { args } = spawnCommand({
-      setprivPath: '/opt/toolbox/setpriv',
+      setpriv: ['/opt/toolbox/setpriv'],
       credentials: { uid: 0, gid: 0, groups: [] },
       cmd: 'true',
       args: [],
@@ -45,7 +67,7 @@ describe('spawnCommand', () => {
   it('passes the command and its arguments as positional parameters, never into the script', () => {
     const hostile = '"; rm -rf / #'
     const { file, args } = spawnCommand({
-      setprivPath: '/opt/toolbox/setpriv',
+      setpriv: ['/opt/toolbox/setpriv'],
       credentials: { uid: 1, gid: 1, groups: [1] },
       cmd: hostile,
       args: ['$(id)', '`id`'],

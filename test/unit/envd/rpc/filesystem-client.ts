@@ -4,6 +4,7 @@ import { type Client, createClient, createRouterTransport } from '@connectrpc/co
 import { pino } from 'pino'
 import type { EnvdContext } from '../../../../src/envd/context.js'
 import { Filesystem } from '../../../../src/envd/gen/filesystem/filesystem_pb.js'
+import { HOST_SETPRIV } from '../../../../src/envd/process/setpriv-prefix.js'
 import { createFilesystemService } from '../../../../src/envd/rpc/filesystem-service.js'
 import { EnvdState } from '../../../../src/envd/state.js'
 import { UserDirectory } from '../../../../src/envd/users.js'
@@ -35,7 +36,12 @@ export async function createTestFilesystem(): Promise<{
   await writeFile(path.join(accounts, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n')
   const state = new EnvdState({ E2B_SANDBOX: 'true' })
   const users = new UserDirectory(accounts)
-  const ctx: EnvdContext = { state, users, logger: pino({ level: 'silent' }) }
+  const ctx: EnvdContext = {
+    state,
+    users,
+    logger: pino({ level: 'silent' }),
+    setpriv: [HOST_SETPRIV],
+  }
   const service = createFilesystemService(ctx)
   const client = createClient(
     Filesystem,

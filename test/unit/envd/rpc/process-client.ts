@@ -4,6 +4,7 @@ import { type Client, createClient, createRouterTransport } from '@connectrpc/co
 import { pino } from 'pino'
 import type { EnvdContext } from '../../../../src/envd/context.js'
 import { Process, type ProcessEvent, Signal } from '../../../../src/envd/gen/process/process_pb.js'
+import { HOST_SETPRIV, type SetprivPrefix } from '../../../../src/envd/process/setpriv-prefix.js'
 import { createProcessService } from '../../../../src/envd/rpc/process-service.js'
 import { EnvdState } from '../../../../src/envd/state.js'
 import { UserDirectory } from '../../../../src/envd/users.js'
@@ -15,9 +16,10 @@ export const TEST_ACCOUNT = { name: 'sbtuser', uid: 65534, extraGid: 1500 }
 
 /**
  * A process service behind an in-memory Connect transport, with its own account files
- * (root, and `sbtuser` with a supplementary group), and the temp dir holding them.
+ * (root, and `sbtuser` with a supplementary group), and the temp dir holding them. `setpriv`
+ * defaults to the host's.
  */
-export async function createTestService(): Promise<{
+export async function createTestService(setpriv: SetprivPrefix = [HOST_SETPRIV]): Promise<{
   client: ProcessClient
   state: EnvdState
   root: string
@@ -38,6 +40,7 @@ export async function createTestService(): Promise<{
     state,
     users: new UserDirectory(root),
     logger: pino({ level: 'silent' }),
+    setpriv,
   }
   const service = createProcessService(ctx)
   const transport = createRouterTransport((router) => router.service(Process, service))
