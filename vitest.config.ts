@@ -17,6 +17,7 @@ export default defineConfig({
         test: {
           name: 'agent',
           include: ['test/agent/**/*.test.ts'],
+          globalSetup: ['test/agent/global-setup.ts'],
           fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 600_000,

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what Sandbar needs on a fresh Debian/Ubuntu machine with Node.js, as root: Debian
-# packages (util-linux for unshare and setpriv, tini as PID 1, the toolchain node-gyp needs for
-# the node-pty and fs-xattr addons), the locked npm dependencies, and the built bundles.
+# packages (the OCI runtimes crun and runc; nftables and iproute2 for sandbox networks;
+# mmdebstrap for the base template; util-linux for unshare and setpriv; tini as PID 1;
+# busybox-static for the runtime tests' tiny rootfs; the toolchain node-gyp needs for the
+# node-pty and fs-xattr addons), the locked npm dependencies, and the built bundles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,7 +12,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-packages=(util-linux tini python3 make g++)
+packages=(crun runc nftables iproute2 mmdebstrap util-linux tini busybox-static python3 make g++)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process'
+import { closeSync, openSync, readFileSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+import type { Readable } from 'node:stream'
 import { AgentError } from './errors.js'
 
 export interface HostCommandOptions {
@@ -6,6 +9,14 @@ export interface HostCommandOptions {
   input?: string
   /** Extra environment, on top of the agent's own. */
   env?: Record<string, string>
+  /**
+   * Sends the tool's stdout and stderr to this file (appended) instead of pipes, for a tool
+   * that leaves a process behind holding them (`crun run --detach`: host-facts, or the caller
+   * waits for the container to exit). On failure the file's text is the error's stderr.
+   */
+  outputFile?: string
+  /** Called with each line the tool writes to stdout or stderr as it arrives (build progress). */
+  onLine?: (line: string) => void
 }
 
 /**
@@ -17,15 +28,29 @@ export async function runHostCommand(
   args: readonly string[],
   options: HostCommandOptions = {},
 ): Promise<string> {
+  const outputFD = options.outputFile === undefined ? undefined : openSync(options.outputFile, 'a')
   const child = spawn(file, args, {
-    stdio: ['pipe', 'pipe', 'pipe'],
+    // No input: /dev/null, so a tool (or a container it leaves running) never holds our pipe.
+    stdio: [
+      options.input === undefined ? 'ignore' : 'pipe',
+      outputFD ?? 'pipe',
+      outputFD ?? 'pipe',
+    ],
     env: options.env ? { ...process.env, ...options.env } : process.env,
   })
+  if (outputFD !== undefined) closeSync(outputFD)
   const stdout: Buffer[] = []
   const stderr: Buffer[] = []
-  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk))
-  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk))
-  child.stdin.end(options.input ?? '')
+  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk))
+  if (options.onLine !== undefined) {
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream) forwardLines(stream, options.onLine)
+    }
+  }
+  // A tool that exits before reading its input closes the pipe; its exit code tells the story.
+  child.stdin?.on('error', () => undefined)
+  child.stdin?.end(options.input)
   const exitCode = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject)
     child.once('close', resolve)
@@ -34,8 +59,15 @@ export async function runHostCommand(
     throw new AgentError(`${file} could not start`, [file, ...args], null, reason)
   })
   if (exitCode !== 0) {
-    const text = Buffer.concat(stderr).toString()
+    const text =
+      options.outputFile === undefined
+        ? Buffer.concat(stderr).toString()
+        : readFileSync(options.outputFile, 'utf8')
     throw new AgentError(`${file} ${args.join(' ')} failed`, [file, ...args], exitCode, text)
   }
   return Buffer.concat(stdout).toString()
+}
+
+function forwardLines(stream: Readable, onLine: (line: string) => void): void {
+  createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on('line', onLine)
 }

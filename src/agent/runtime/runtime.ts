@@ -5,7 +5,7 @@ export type RuntimeName = 'crun' | 'runc' | 'runsc'
 export interface ContainerSpec {
   /** OCI container ID. */
   id: string
-  /** Directory that receives config.json (the OCI bundle). */
+  /** Directory that receives config.json (the OCI bundle) and output.log (the init's stdout/stderr). */
   bundleDir: string
   /** The mounted root filesystem (host path of the overlay). */
   rootfs: string

@@ -1,0 +1,229 @@
+import type { ContainerSpec } from './runtime.js'
+import { defaultSeccompProfile, type SeccompProfile } from './seccomp-profile.js'
+
+/** What a runtime can take from the spec; runsc cannot take all of it (host-facts § gVisor). */
+export interface OciSpecOptions {
+  /** Give the container its own user namespace with the spec's ID map. */
+  userNamespace: boolean
+  /** Set a pids limit in the container's cgroup. */
+  pidsLimit: boolean
+}
+
+export const fullOciSpecOptions: OciSpecOptions = { userNamespace: true, pidsLimit: true }
+
+interface OciMount {
+  destination: string
+  type: string
+  source: string
+  options?: string[]
+}
+
+/** The OCI runtime-spec 1.0.2 config.json subset Sandbar writes. */
+export interface OciSpec {
+  ociVersion: string
+  root: { path: string; readonly: boolean }
+  process: {
+    terminal: boolean
+    user: { uid: number; gid: number }
+    args: string[]
+    env: string[]
+    cwd: string
+    noNewPrivileges: boolean
+    capabilities: Record<'bounding' | 'effective' | 'permitted' | 'inheritable', string[]>
+  }
+  hostname: string
+  mounts: OciMount[]
+  linux: {
+    namespaces: { type: string; path?: string }[]
+    uidMappings?: { containerID: number; hostID: number; size: number }[]
+    gidMappings?: { containerID: number; hostID: number; size: number }[]
+    resources: {
+      cpu: { quota: number; period: number }
+      memory: { limit: number; swap: number }
+      pids?: { limit: number }
+    }
+    cgroupsPath: string
+    maskedPaths: string[]
+    readonlyPaths: string[]
+    seccomp: SeccompProfile
+  }
+}
+
+/** Docker's default capability set: what a root process in a container usually needs, no more. */
+export const DEFAULT_CAPABILITIES = [
+  'CAP_CHOWN',
+  'CAP_DAC_OVERRIDE',
+  'CAP_FSETID',
+  'CAP_FOWNER',
+  'CAP_MKNOD',
+  'CAP_NET_RAW',
+  'CAP_SETGID',
+  'CAP_SETUID',
+  'CAP_SETFCAP',
+  'CAP_SETPCAP',
+  'CAP_NET_BIND_SERVICE',
+  'CAP_SYS_CHROOT',
+  'CAP_KILL',
+  'CAP_AUDIT_WRITE',
+]
+
+/** Docker's default masked paths: kernel state a container must not read. */
+export const MASKED_PATHS = [
+  '/proc/asound',
+  '/proc/acpi',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+  '/sys/devices/virtual/powercap',
+]
+
+/** Docker's default read-only paths: kernel knobs a container may read but not turn. */
+export const READONLY_PATHS = [
+  '/proc/bus',
+  '/proc/fs',
+  '/proc/irq',
+  '/proc/sys',
+  '/proc/sysrq-trigger',
+]
+
+const CPU_PERIOD_US = 100_000
+const MIB = 1024 * 1024
+
+/** Builds config.json for one sandbox (OCI runtime-spec 1.0.2). Pure. */
+export function buildOciSpec(
+  spec: ContainerSpec,
+  options: OciSpecOptions = fullOciSpecOptions,
+): OciSpec {
+  const memory = spec.resources.memoryMB * MIB
+  const capabilities = [...DEFAULT_CAPABILITIES]
+  return {
+    ociVersion: '1.0.2',
+    // Writable: the root is the sandbox's overlay, whose upper directory takes the writes.
+    root: { path: spec.rootfs, readonly: false },
+    process: {
+      // No terminal: PID 1 is an init with envd, and `run -d` needs detached stdio (host-facts).
+      terminal: false,
+      user: { uid: 0, gid: 0 },
+      args: spec.process.args,
+      env: Object.entries(spec.process.env).map(([key, value]) => `${key}=${value}`),
+      cwd: spec.process.cwd,
+      // sudo inside the sandbox needs setuid to raise privileges; the user namespace bounds them.
+      noNewPrivileges: false,
+      capabilities: {
+        bounding: capabilities,
+        effective: capabilities,
+        permitted: capabilities,
+        inheritable: [],
+      },
+    },
+    hostname: spec.hostname,
+    mounts: [...baseMounts(options), ...spec.readonlyBinds.map(readonlyBind)],
+    linux: {
+      namespaces: namespaces(spec, options),
+      ...(options.userNamespace ? idMappings(spec) : {}),
+      resources: {
+        // cpuCount whole CPUs: that many periods of CPU time per period (CFS bandwidth).
+        cpu: { quota: spec.resources.cpuCount * CPU_PERIOD_US, period: CPU_PERIOD_US },
+        // swap (memory+swap in OCI) equal to the limit: no swap, so a hog is OOM-killed inside.
+        memory: { limit: memory, swap: memory },
+        ...(options.pidsLimit ? { pids: { limit: spec.resources.pids } } : {}),
+      },
+      cgroupsPath: spec.cgroupsPath,
+      maskedPaths: MASKED_PATHS,
+      readonlyPaths: READONLY_PATHS,
+      seccomp: defaultSeccompProfile(),
+    },
+  }
+}
+
+function namespaces(spec: ContainerSpec, options: OciSpecOptions): OciSpec['linux']['namespaces'] {
+  return [
+    ...(options.userNamespace ? [{ type: 'user' }] : []),
+    { type: 'pid' },
+    { type: 'mount' },
+    { type: 'ipc' },
+    { type: 'uts' },
+    { type: 'cgroup' },
+    // Joined, not created: the network role made the netns with its veth beforehand.
+    { type: 'network', path: spec.netnsPath },
+  ]
+}
+
+function idMappings(spec: ContainerSpec): Pick<OciSpec['linux'], 'uidMappings' | 'gidMappings'> {
+  // Root inside is an unprivileged host range (host-facts § user namespaces).
+  const mapping = [{ containerID: 0, hostID: spec.idMap.hostID, size: spec.idMap.size }]
+  return { uidMappings: mapping, gidMappings: mapping }
+}
+
+function baseMounts(options: OciSpecOptions): OciMount[] {
+  return [
+    { destination: '/proc', type: 'proc', source: 'proc' },
+    {
+      destination: '/dev',
+      type: 'tmpfs',
+      source: 'tmpfs',
+      options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'],
+    },
+    {
+      destination: '/dev/pts',
+      type: 'devpts',
+      source: 'devpts',
+      // gid 5 (tty) is inside the ID map; a fresh instance keeps the host's ptys out of sight.
+      options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'],
+    },
+    {
+      destination: '/dev/shm',
+      type: 'tmpfs',
+      source: 'shm',
+      options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'],
+    },
+    {
+      destination: '/dev/mqueue',
+      type: 'mqueue',
+      source: 'mqueue',
+      options: ['nosuid', 'noexec', 'nodev'],
+    },
+    sysMount(options),
+    {
+      destination: '/run',
+      type: 'tmpfs',
+      source: 'tmpfs',
+      options: ['nosuid', 'nodev', 'mode=755'],
+    },
+  ]
+}
+
+function sysMount(options: OciSpecOptions): OciMount {
+  if (!options.userNamespace) {
+    return {
+      destination: '/sys',
+      type: 'sysfs',
+      source: 'sysfs',
+      options: ['nosuid', 'noexec', 'nodev', 'ro'],
+    }
+  }
+  // A user namespace may mount sysfs only for a netns it owns; the joined netns belongs to the
+  // host's user namespace (the network role made it), so bind the host's /sys read-only instead.
+  return {
+    destination: '/sys',
+    type: 'bind',
+    source: '/sys',
+    options: ['rbind', 'nosuid', 'noexec', 'nodev', 'ro'],
+  }
+}
+
+function readonlyBind(bind: ContainerSpec['readonlyBinds'][number]): OciMount {
+  // rbind: the toolbox may hold mounts of its own. nosuid/nodev: it has no setuid programs or
+  // devices, and a read-only remount in a user namespace keeps flags the source has locked.
+  return {
+    destination: bind.destination,
+    type: 'bind',
+    source: bind.source,
+    options: ['rbind', 'ro', 'nosuid', 'nodev'],
+  }
+}

@@ -1,0 +1,78 @@
+/** One invocation of an OCI runtime CLI (the crun/runc/runsc commands Sandbar uses). */
+export type RuntimeOperation =
+  | { op: 'run'; id: string; bundleDir: string }
+  | { op: 'state'; id: string }
+  | { op: 'list' }
+  | { op: 'pause'; id: string }
+  | { op: 'resume'; id: string }
+  | { op: 'kill'; id: string; signal: string }
+  | { op: 'delete'; id: string }
+
+/**
+ * argv for one runtime call. `globalFlags` come first (the runtime's own, e.g. runsc's
+ * network mode); `--root` gives every agent its own state directory, so one agent's `list`
+ * never shows another's containers. Pure.
+ */
+export function runtimeArgs(
+  stateRoot: string,
+  globalFlags: readonly string[],
+  operation: RuntimeOperation,
+): string[] {
+  return ['--root', stateRoot, ...globalFlags, ...operationArgs(operation)]
+}
+
+function operationArgs(operation: RuntimeOperation): string[] {
+  switch (operation.op) {
+    case 'run':
+      // --detach: return once the init runs instead of waiting for it to exit.
+      return ['run', '--detach', '--bundle', operation.bundleDir, operation.id]
+    case 'state':
+      return ['state', operation.id]
+    case 'list':
+      // JSON for a zod parse; the default is a table meant for people.
+      return ['list', '--format', 'json']
+    case 'pause':
+      return ['pause', operation.id]
+    case 'resume':
+      return ['resume', operation.id]
+    case 'kill':
+      return ['kill', operation.id, operation.signal]
+    case 'delete':
+      // --force: also deletes a container that is still running after a kill raced it.
+      return ['delete', '--force', operation.id]
+  }
+}
+
+/** A program and its argv. */
+export interface Command {
+  file: string
+  args: string[]
+}
+
+/**
+ * Runs `binary args…` in a private mount namespace without the cgroup2 mount of a hybrid
+ * host, so crun 1.8 sees pure cgroup v1 and stops refusing the host (host-facts § OCI
+ * runtimes). The script is fixed; the mount point, binary and argv travel as positional
+ * arguments, never inside the script text. Pure.
+ */
+export function withoutUnifiedCgroup(
+  unifiedMountPoint: string,
+  binary: string,
+  args: readonly string[],
+): Command {
+  return {
+    file: 'unshare',
+    args: [
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      'umount "$1" && shift && exec "$@"',
+      'sandbar-runtime',
+      unifiedMountPoint,
+      binary,
+      ...args,
+    ],
+  }
+}

@@ -1,0 +1,271 @@
+import { existsSync } from 'node:fs'
+import { mkdir, readdir, readFile, rmdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { readCgroupMode } from '../../src/agent/runtime/cgroup-mode.js'
+import type { ContainerSpec, Runtime, RuntimeName } from '../../src/agent/runtime/runtime.js'
+import {
+  isLive,
+  leftoverCgroupDirs,
+  readLimits,
+  readOomKills,
+  readPids,
+} from '../agent/cgroup-probe.js'
+import {
+  addNetns,
+  deleteNetns,
+  makeBusyboxRootfs,
+  makeTempDir,
+  removeTempDir,
+  TEST_ID_MAP,
+  testPrefix,
+} from '../agent/runtime-fixture.js'
+
+export interface RuntimeCaseOptions {
+  name: RuntimeName
+  newRuntime(stateRoot: string): Runtime
+}
+
+type Resources = ContainerSpec['resources']
+const RESOURCES: Resources = { cpuCount: 1, memoryMB: 64, pids: 32 }
+
+/** One test's host objects, all named with its prefix; `cleanup` runs even on failure. */
+interface TestWorld {
+  prefix: string
+  runtime: Runtime
+  /** Runs a container with `sh -c script`; `runMs` is the time of `Runtime.run` alone. */
+  start(script: string, resources?: Resources): Promise<{ id: string; pid: number; runMs: number }>
+  cleanup(): Promise<void>
+}
+
+/** The Runtime suite, run against every installed implementation (STYLE.md habit 3). */
+export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void {
+  describe(`${name} runtime`, () => {
+    let sharedDir = ''
+    let rootfs = ''
+    let world: TestWorld | undefined
+
+    beforeAll(async () => {
+      sharedDir = await makeTempDir(`sbt-${name}`)
+      rootfs = await makeBusyboxRootfs(sharedDir)
+    })
+    afterAll(async () => removeTempDir(sharedDir))
+    afterEach(async () => {
+      await world?.cleanup()
+      world = undefined
+    })
+
+    async function setup(): Promise<TestWorld> {
+      world = await newWorld(newRuntime, rootfs)
+      return world
+    }
+
+    it('runs a container whose root is host uid 100000', async () => {
+      const { runtime, start } = await setup()
+      const { id, pid } = await start('sleep 1000')
+      expect(await runtime.state(id)).toEqual({ id, status: 'running', pid })
+      expect(pid).toBeGreaterThan(0)
+      const status = await readFile(`/proc/${pid}/status`, 'utf8')
+      expect(status).toMatch(/^Uid:\t100000\t100000\t100000\t100000$/m)
+      const uidMap = await readFile(`/proc/${pid}/uid_map`, 'utf8')
+      expect(uidMap.trim().split(/\s+/)).toEqual(['0', '100000', '65536'])
+      // Docker's default capability set, and a seccomp filter in force.
+      expect(status).toMatch(/^CapBnd:\t00000000a80425fb$/m)
+      expect(status).toMatch(/^Seccomp:\t2$/m)
+    })
+
+    it('times run --detach and pause+resume (medians of 5, printed)', async () => {
+      const { runtime, start } = await setup()
+      const runs: number[] = []
+      const freezes: number[] = []
+      for (let round = 0; round < 5; round++) {
+        const { id, runMs } = await start('sleep 1000')
+        runs.push(runMs)
+        const paused = performance.now()
+        await runtime.pause(id)
+        await runtime.resume(id)
+        freezes.push(performance.now() - paused)
+      }
+      console.log(
+        `${name}: run --detach p50 ${median(runs)} ms, pause+resume p50 ${median(freezes)} ms`,
+      )
+      expect(runs).toHaveLength(5)
+    })
+
+    it('lists what runs', async () => {
+      const { runtime, start } = await setup()
+      const first = await start('sleep 1000')
+      const second = await start('sleep 1000')
+      const listed = await runtime.list()
+      expect(listed.map((state) => state.id).sort()).toEqual([first.id, second.id].sort())
+      expect(listed.every((state) => state.status === 'running')).toBe(true)
+    })
+
+    it('writes the limits into the cgroup', async () => {
+      const { start, prefix } = await setup()
+      const { id } = await start('sleep 1000', { cpuCount: 2, memoryMB: 96, pids: 40 })
+      const limits = await readLimits(cgroupPathOf(prefix, id))
+      expect(limits).toEqual({ cpuQuota: 200_000, cpuPeriod: 100_000, memory: 96 << 20, pids: 40 })
+    })
+
+    it('OOM-kills a process that allocates beyond memoryMB', async () => {
+      const { start, prefix } = await setup()
+      // busybox tail buffers a line without end: 200 MiB of zeros is one such line.
+      const { id } = await start(
+        'head -c 200m /dev/zero | tail > /dev/null; echo $? > /tmp/$ID.oom; sleep 1000',
+      )
+      const exit = await waitForFile(join(rootfs, 'tmp', `${id}.oom`))
+      expect(exit.trim()).toBe('137')
+      expect(await readOomKills(cgroupPathOf(prefix, id))).toBe(1)
+    })
+
+    it('bounds a fork loop with the pids limit, and the sandbox survives', async () => {
+      const { runtime, start, prefix } = await setup()
+      // busybox sh exits when a fork fails, so the loop runs beside the init, not as it.
+      const { id } = await start(
+        '(while true; do sleep 100 & done) 2>/dev/null & exec sleep 1000',
+        {
+          ...RESOURCES,
+          pids: 20,
+        },
+      )
+      await sleep(1000)
+      const pids = await readPids(cgroupPathOf(prefix, id))
+      expect(pids.current).toBeGreaterThan(10)
+      expect(pids.current).toBeLessThanOrEqual(20)
+      expect(pids.refusedForks).toBeGreaterThan(0)
+      expect((await runtime.state(id))?.status).toBe('running')
+    })
+
+    it('pause stops a counter and resume continues it', async () => {
+      const { runtime, start } = await setup()
+      const { id } = await start(
+        'i=0; while true; do i=$((i+1)); echo $i > /tmp/$ID.n; usleep 20000; done',
+      )
+      const counter = join(rootfs, 'tmp', `${id}.n`)
+      await waitForFile(counter)
+      const started = performance.now()
+      await runtime.pause(id)
+      const pauseMs = performance.now() - started
+      expect((await runtime.state(id))?.status).toBe('paused')
+      const frozen = await readFile(counter, 'utf8')
+      await sleep(200)
+      expect(await readFile(counter, 'utf8')).toBe(frozen)
+      const resumeStarted = performance.now()
+      await runtime.resume(id)
+      const total = pauseMs + performance.now() - resumeStarted
+      console.log(`${name}: pause+resume ${total.toFixed(1)} ms`)
+      expect((await runtime.state(id))?.status).toBe('running')
+      await sleep(200)
+      expect(Number(await readFile(counter, 'utf8'))).toBeGreaterThan(Number(frozen))
+    })
+
+    it('remove leaves no container, cgroup or process behind, and is idempotent', async () => {
+      const { runtime, start, prefix } = await setup()
+      const { id, pid } = await start('sleep 1000 & sleep 1000')
+      await runtime.remove(id)
+      expect(await runtime.state(id)).toBeUndefined()
+      expect(isLive(pid)).toBe(false)
+      expect(await leftoverCgroupDirs(cgroupPathOf(prefix, id))).toEqual([])
+      await runtime.remove(id)
+      await runtime.remove(`${prefix}-unknown`)
+    })
+
+    it('knows no containers in a fresh state directory', async () => {
+      const { prefix } = await setup()
+      const fresh = newRuntime(join(sharedDir, `${prefix}-fresh`))
+      expect(await fresh.list()).toEqual([])
+      expect(await fresh.state(`${prefix}-none`)).toBeUndefined()
+      await fresh.remove(`${prefix}-none`)
+    })
+
+    it('removes a paused container', async () => {
+      const { runtime, start, prefix } = await setup()
+      const { id, pid } = await start('sleep 1000')
+      await runtime.pause(id)
+      await runtime.remove(id)
+      expect(await runtime.state(id)).toBeUndefined()
+      expect(isLive(pid)).toBe(false)
+      expect(await leftoverCgroupDirs(cgroupPathOf(prefix, id))).toEqual([])
+    })
+  })
+}
+
+function median(values: number[]): string {
+  const sorted = [...values].sort((a, b) => a - b)
+  return (sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(1)
+}
+
+function cgroupPathOf(prefix: string, id: string): string {
+  return `/sandbar-${prefix}/${id}`
+}
+
+async function newWorld(newRuntime: (stateRoot: string) => Runtime, rootfs: string) {
+  const prefix = testPrefix()
+  const dir = await makeTempDir(prefix)
+  const runtime = newRuntime(join(dir, 'state'))
+  const started: { id: string; pid: number; netns: string }[] = []
+  const start = async (script: string, resources: Resources = RESOURCES) => {
+    const id = `${prefix}-c${started.length}`
+    const bundleDir = join(dir, id)
+    await mkdir(bundleDir)
+    const netnsPath = await addNetns(id)
+    const runStarted = performance.now()
+    await runtime.run({
+      id,
+      bundleDir,
+      rootfs,
+      readonlyBinds: [],
+      netnsPath,
+      cgroupsPath: cgroupPathOf(prefix, id),
+      idMap: TEST_ID_MAP,
+      hostname: id,
+      resources,
+      process: { args: ['sh', '-c', script], env: { PATH: '/bin', ID: id }, cwd: '/' },
+    })
+    const runMs = performance.now() - runStarted
+    const pid = (await runtime.state(id))?.pid ?? 0
+    started.push({ id, pid, netns: id })
+    return { id, pid, runMs }
+  }
+  const cleanup = async () => {
+    for (const container of started) {
+      await runtime.remove(container.id).catch(() => killByPID(container.pid))
+      await deleteNetns(container.netns)
+    }
+    await removeTempDir(dir)
+    await expectNoLeaks(prefix, started)
+  }
+  return { prefix, runtime, start, cleanup }
+}
+
+/** The fallback when remove fails: SIGKILL to the init, which takes its pid namespace along. */
+function killByPID(pid: number): void {
+  if (pid > 0 && isLive(pid)) process.kill(pid, 'SIGKILL')
+}
+
+/** STYLE.md habit 12: nothing named with the prefix survives a test. */
+async function expectNoLeaks(prefix: string, started: { pid: number }[]): Promise<void> {
+  for (const mountPoint of (await readCgroupMode()).mountPoints) {
+    // The agent-level parent the runtime created for this prefix; the leaves must be gone.
+    await rmdir(join(mountPoint, `sandbar-${prefix}`)).catch(() => undefined)
+    const names = await readdir(mountPoint)
+    expect(names.filter((entry) => entry.includes(prefix))).toEqual([])
+  }
+  const netns = existsSync('/run/netns') ? await readdir('/run/netns') : []
+  expect(netns.filter((entry) => entry.startsWith(prefix))).toEqual([])
+  for (const { pid } of started) expect(isLive(pid)).toBe(false)
+}
+
+async function waitForFile(path: string, timeoutMs = 15_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (existsSync(path)) {
+      const text = await readFile(path, 'utf8')
+      if (text !== '') return text
+    }
+    if (Date.now() > deadline) throw new Error(`${path} did not appear in ${timeoutMs} ms`)
+    await sleep(20)
+  }
+}

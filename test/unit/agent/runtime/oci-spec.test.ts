@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest'
+import {
+  buildOciSpec,
+  DEFAULT_CAPABILITIES,
+  MASKED_PATHS,
+} from '../../../../src/agent/runtime/oci-spec.js'
+import type { ContainerSpec } from '../../../../src/agent/runtime/runtime.js'
+
+const spec: ContainerSpec = {
+  id: 'sbx-a1',
+  bundleDir: '/var/lib/sandbar/bundles/a1',
+  rootfs: '/var/lib/sandbar/rootfs/a1',
+  readonlyBinds: [{ source: '/var/lib/sandbar/toolbox', destination: '/.sandbar' }],
+  netnsPath: '/run/netns/sbx-a1',
+  cgroupsPath: '/sandbar-sbx/a1',
+  idMap: { hostID: 100_000, size: 65_536 },
+  hostname: 'a1',
+  resources: { cpuCount: 2, memoryMB: 512, pids: 256 },
+  process: { args: ['/.sandbar/tini', '--', 'envd'], env: { A: '1', B: 'x=y' }, cwd: '/home/user' },
+}
+
+describe('buildOciSpec', () => {
+  const config = buildOciSpec(spec)
+
+  it('runs the spec process as root inside, without a terminal, sudo allowed', () => {
+    expect(config.ociVersion).toBe('1.0.2')
+    expect(config.root).toEqual({ path: spec.rootfs, readonly: false })
+    expect(config.process).toMatchObject({
+      terminal: false,
+      user: { uid: 0, gid: 0 },
+      args: spec.process.args,
+      env: ['A=1', 'B=x=y'],
+      cwd: '/home/user',
+      noNewPrivileges: false,
+    })
+    expect(config.hostname).toBe('a1')
+  })
+
+  it('grants the default capability set and nothing more', () => {
+    expect(config.process.capabilities.bounding).toEqual(DEFAULT_CAPABILITIES)
+    expect(config.process.capabilities.effective).toEqual(DEFAULT_CAPABILITIES)
+    expect(config.process.capabilities.inheritable).toEqual([])
+    expect(config.process.capabilities.bounding).not.toContain('CAP_SYS_ADMIN')
+  })
+
+  it('creates every namespace but the network, which it joins', () => {
+    expect(config.linux.namespaces).toEqual([
+      { type: 'user' },
+      { type: 'pid' },
+      { type: 'mount' },
+      { type: 'ipc' },
+      { type: 'uts' },
+      { type: 'cgroup' },
+      { type: 'network', path: '/run/netns/sbx-a1' },
+    ])
+    const mapping = [{ containerID: 0, hostID: 100_000, size: 65_536 }]
+    expect(config.linux.uidMappings).toEqual(mapping)
+    expect(config.linux.gidMappings).toEqual(mapping)
+  })
+
+  it('turns cpuCount, memoryMB and pids into cgroup limits', () => {
+    expect(config.linux.resources).toEqual({
+      cpu: { quota: 200_000, period: 100_000 },
+      memory: { limit: 512 * 1024 * 1024, swap: 512 * 1024 * 1024 },
+      pids: { limit: 256 },
+    })
+    expect(config.linux.cgroupsPath).toBe('/sandbar-sbx/a1')
+  })
+
+  it('binds the host /sys read-only in a user namespace, and the toolbox read-only', () => {
+    expect(config.mounts.map((mount) => mount.destination)).toEqual([
+      '/proc',
+      '/dev',
+      '/dev/pts',
+      '/dev/shm',
+      '/dev/mqueue',
+      '/sys',
+      '/run',
+      '/.sandbar',
+    ])
+    const sys = config.mounts.find((mount) => mount.destination === '/sys')
+    expect(sys).toMatchObject({ type: 'bind', source: '/sys' })
+    expect(sys?.options).toContain('ro')
+    expect(config.mounts.at(-1)).toEqual({
+      destination: '/.sandbar',
+      type: 'bind',
+      source: '/var/lib/sandbar/toolbox',
+      options: ['rbind', 'ro', 'nosuid', 'nodev'],
+    })
+  })
+
+  it("masks Docker's default paths and denies kernel-loading syscalls", () => {
+    expect(config.linux.maskedPaths).toEqual(MASKED_PATHS)
+    expect(config.linux.readonlyPaths).toContain('/proc/sys')
+    expect(config.linux.seccomp.defaultAction).toBe('SCMP_ACT_ALLOW')
+    const denied = config.linux.seccomp.syscalls.flatMap((rule) => rule.names)
+    expect(denied).toEqual(expect.arrayContaining(['kexec_load', 'init_module', 'bpf']))
+  })
+
+  it('leaves out the user namespace and the pids limit when the runtime cannot take them', () => {
+    const gvisor = buildOciSpec(spec, { userNamespace: false, pidsLimit: false })
+    expect(gvisor.linux.namespaces.map((namespace) => namespace.type)).not.toContain('user')
+    expect(gvisor.linux.uidMappings).toBeUndefined()
+    expect(gvisor.linux.resources.pids).toBeUndefined()
+    expect(gvisor.mounts.find((mount) => mount.destination === '/sys')?.type).toBe('sysfs')
+  })
+})

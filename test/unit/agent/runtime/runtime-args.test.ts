@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest'
+import { runtimeArgs, withoutUnifiedCgroup } from '../../../../src/agent/runtime/runtime-args.js'
+
+describe('runtimeArgs', () => {
+  const root = '/var/lib/sandbar/crun'
+
+  it('puts --root and the global flags before every command', () => {
+    expect(runtimeArgs(root, ['--network=host'], { op: 'state', id: 'c1' })).toEqual([
+      '--root',
+      root,
+      '--network=host',
+      'state',
+      'c1',
+    ])
+  })
+
+  it('runs detached from a bundle', () => {
+    expect(runtimeArgs(root, [], { op: 'run', id: 'c1', bundleDir: '/b/c1' })).toEqual([
+      '--root',
+      root,
+      'run',
+      '--detach',
+      '--bundle',
+      '/b/c1',
+      'c1',
+    ])
+  })
+
+  it('builds list, pause, resume, kill and delete', () => {
+    const tail = (args: string[]) => args.slice(2)
+    expect(tail(runtimeArgs(root, [], { op: 'list' }))).toEqual(['list', '--format', 'json'])
+    expect(tail(runtimeArgs(root, [], { op: 'pause', id: 'c1' }))).toEqual(['pause', 'c1'])
+    expect(tail(runtimeArgs(root, [], { op: 'resume', id: 'c1' }))).toEqual(['resume', 'c1'])
+    expect(tail(runtimeArgs(root, [], { op: 'kill', id: 'c1', signal: 'KILL' }))).toEqual([
+      'kill',
+      'c1',
+      'KILL',
+    ])
+    expect(tail(runtimeArgs(root, [], { op: 'delete', id: 'c1' }))).toEqual([
+      'delete',
+      '--force',
+      'c1',
+    ])
+  })
+
+  it('keeps hostile IDs as single argv elements', () => {
+    const id = 'x; rm -rf / $(id)'
+    expect(runtimeArgs(root, [], { op: 'state', id }).at(-1)).toBe(id)
+  })
+})
+
+describe('withoutUnifiedCgroup', () => {
+  it('wraps a command in unshare with a fixed script and positional arguments', () => {
+    const command = withoutUnifiedCgroup('/sys/fs/cgroup/unified', '/usr/bin/crun', ['run', 'c1'])
+    expect(command.file).toBe('unshare')
+    expect(command.args).toEqual([
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      'umount "$1" && shift && exec "$@"',
+      'sandbar-runtime',
+      '/sys/fs/cgroup/unified',
+      '/usr/bin/crun',
+      'run',
+      'c1',
+    ])
+  })
+})
