@@ -1,0 +1,189 @@
+import { nftTableName, PREFIX_PATTERN } from '../host-names.js'
+import type { ParsedEgressPolicy } from './egress-policy.js'
+import { formatIPv4CIDR, parseIPv4CIDR } from './ipv4.js'
+
+/**
+ * nft scripts for `nft -f -`, each applied as one atomic transaction. Only checked values reach
+ * the text: the prefix (PREFIX_PATTERN), host veth names (`<prefix>h` + 8 hex digits, as
+ * hostNames makes them), interface names read from `ip -j route`, and normalised IPv4 CIDRs.
+ */
+
+export interface TableConfig {
+  prefix: string
+  /** The address pool, source of masqueraded traffic. */
+  poolCIDR: string
+  masquerade: boolean
+  /** Interfaces of the host's default routes (`ip -j route show default`). */
+  uplinks: readonly string[]
+}
+
+/** The nft objects of one sandbox, all named after its host veth. */
+export interface SandboxObjects {
+  chain: string
+  allowSet: string
+  denySet: string
+}
+
+/** What of a sandbox's objects exists now, as read from `nft -j list table`. */
+export interface PresentObjects {
+  mapElement: boolean
+  chain: boolean
+  allowSet: boolean
+  denySet: boolean
+}
+
+/** Verdict map: host veth name → `jump <sandbox chain>` (host-facts: `iifname vmap`). */
+export const SANDBOX_MAP = 'sandboxes'
+
+const UPLINK_NAME = /^[A-Za-z0-9_.-]{1,15}$/
+
+export function sandboxObjects(hostVeth: string): SandboxObjects {
+  return {
+    chain: `sandbox_${hostVeth}`,
+    allowSet: `allow_${hostVeth}`,
+    denySet: `deny_${hostVeth}`,
+  }
+}
+
+/**
+ * The agent's table and base chains. Re-running it is safe: `add` leaves existing objects and
+ * their contents alone, and each base chain is flushed and refilled in the same transaction.
+ */
+export function tableScript(config: TableConfig): string {
+  const t = tableRef(config.prefix)
+  const sandboxes = `"${checkedPrefix(config.prefix)}h*"`
+  const uplinks = config.uplinks.map((name) => `"${checkedUplink(name)}"`).join(', ')
+  const pool = checkedCIDR(config.poolCIDR)
+  return lines([
+    `add table ${t}`,
+    `add map ${t} ${SANDBOX_MAP} { type ifname : verdict; }`,
+    `add chain ${t} input { type filter hook input priority filter; policy accept; }`,
+    `flush chain ${t} input`,
+    // host-facts § Networking: sandboxes never open connections to the host. Replies to the
+    // host's own connections (the agent and proxy calling envd) are established.
+    `add rule ${t} input iifname ${sandboxes} ct state established,related accept`,
+    `add rule ${t} input iifname ${sandboxes} drop`,
+    `add chain ${t} forward { type filter hook forward priority filter; policy accept; }`,
+    `flush chain ${t} forward`,
+    // Without masquerade sandbox traffic must never reach the host's real network.
+    ...(config.masquerade || uplinks === ''
+      ? []
+      : [`add rule ${t} forward iifname ${sandboxes} oifname { ${uplinks} } drop`]),
+    // The allow/deny sets are IPv4 (wire contract §4.5); IPv6 from a sandbox goes nowhere.
+    `add rule ${t} forward iifname ${sandboxes} meta nfproto ipv6 drop`,
+    `add rule ${t} forward iifname ${sandboxes} ct state established,related accept`,
+    `add rule ${t} forward oifname ${sandboxes} ct state established,related accept`,
+    `add rule ${t} forward iifname ${sandboxes} iifname vmap @${SANDBOX_MAP}`,
+    // A sandbox veth without a chain (mid-setup, or left behind) gets nothing.
+    `add rule ${t} forward iifname ${sandboxes} drop`,
+    // New connections towards a sandbox from another host interface: ingress goes through
+    // the host (proxy → envd), never by routing into the sandbox network.
+    `add rule ${t} forward oifname ${sandboxes} drop`,
+    `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
+    `flush chain ${t} postrouting`,
+    ...(config.masquerade && uplinks !== ''
+      ? [`add rule ${t} postrouting ip saddr ${pool} oifname { ${uplinks} } masquerade`]
+      : []),
+  ])
+}
+
+/**
+ * A sandbox's sets, chain and map element. Allow is checked before deny (wire contract §4.5:
+ * allow beats deny); then traffic to any other sandbox is dropped, then the rest accepted.
+ */
+export function sandboxScript(
+  prefix: string,
+  hostVeth: string,
+  policy: ParsedEgressPolicy,
+): string {
+  const t = tableRef(prefix)
+  const veth = checkedHostVeth(prefix, hostVeth)
+  const { chain, allowSet, denySet } = sandboxObjects(veth)
+  const set = '{ type ipv4_addr; flags interval; }'
+  return lines([
+    `add set ${t} ${allowSet} ${set}`,
+    `add set ${t} ${denySet} ${set}`,
+    ...fillSets(prefix, veth, policy),
+    `add chain ${t} ${chain}`,
+    `flush chain ${t} ${chain}`,
+    `add rule ${t} ${chain} ip daddr @${allowSet} accept`,
+    `add rule ${t} ${chain} ip daddr @${denySet} drop`,
+    `add rule ${t} ${chain} oifname "${checkedPrefix(prefix)}h*" drop`,
+    `add rule ${t} ${chain} accept`,
+    `add element ${t} ${SANDBOX_MAP} { "${veth}" : jump ${chain} }`,
+  ])
+}
+
+/** Replaces both sets in one transaction: no moment where neither list applies. */
+export function updateScript(prefix: string, hostVeth: string, policy: ParsedEgressPolicy): string {
+  return lines(fillSets(prefix, checkedHostVeth(prefix, hostVeth), policy))
+}
+
+/** Removes what exists of a sandbox's objects; the map element first, as it uses the chain. */
+export function sandboxRemovalScript(
+  prefix: string,
+  hostVeth: string,
+  present: PresentObjects,
+): string {
+  const t = tableRef(prefix)
+  const veth = checkedHostVeth(prefix, hostVeth)
+  const { chain, allowSet, denySet } = sandboxObjects(veth)
+  return lines([
+    ...(present.mapElement ? [`delete element ${t} ${SANDBOX_MAP} { "${veth}" }`] : []),
+    ...(present.chain ? [`flush chain ${t} ${chain}`, `delete chain ${t} ${chain}`] : []),
+    ...(present.allowSet ? [`delete set ${t} ${allowSet}`] : []),
+    ...(present.denySet ? [`delete set ${t} ${denySet}`] : []),
+  ])
+}
+
+/** `add` then `delete`: removes the table whether or not it exists (nft 1.0.6 has no `destroy`). */
+export function tableRemovalScript(prefix: string): string {
+  const t = tableRef(prefix)
+  return lines([`add table ${t}`, `delete table ${t}`])
+}
+
+function fillSets(prefix: string, veth: string, policy: ParsedEgressPolicy): string[] {
+  const t = tableRef(prefix)
+  const { allowSet, denySet } = sandboxObjects(veth)
+  const elements = (name: string, cidrs: readonly string[]) =>
+    cidrs.length === 0 ? [] : [`add element ${t} ${name} { ${cidrs.map(checkedCIDR).join(', ')} }`]
+  return [
+    `flush set ${t} ${allowSet}`,
+    `flush set ${t} ${denySet}`,
+    ...elements(allowSet, policy.allow),
+    ...elements(denySet, policy.deny),
+  ]
+}
+
+function tableRef(prefix: string): string {
+  return `inet ${nftTableName(checkedPrefix(prefix))}`
+}
+
+function lines(statements: readonly string[]): string {
+  return statements.map((statement) => `${statement}\n`).join('')
+}
+
+function checkedPrefix(prefix: string): string {
+  if (!PREFIX_PATTERN.test(prefix)) throw new RangeError(`invalid agent prefix ${prefix}`)
+  return prefix
+}
+
+function checkedHostVeth(prefix: string, name: string): string {
+  if (!new RegExp(`^${checkedPrefix(prefix)}h[0-9a-f]{8}$`).test(name)) {
+    throw new RangeError(`not a host veth of prefix ${prefix}: ${name}`)
+  }
+  return name
+}
+
+function checkedUplink(name: string): string {
+  if (!UPLINK_NAME.test(name)) throw new RangeError(`unexpected interface name ${name}`)
+  return name
+}
+
+function checkedCIDR(text: string): string {
+  const cidr = parseIPv4CIDR(text)
+  if (cidr === undefined || formatIPv4CIDR(cidr) !== text) {
+    throw new RangeError(`not a normalised IPv4 CIDR: ${text}`)
+  }
+  return text
+}

@@ -1,0 +1,165 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomInt } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
+import * as z from 'zod/mini'
+import { AgentError } from '../../src/agent/errors.js'
+import { runHostCommand } from '../../src/agent/host-command.js'
+import { nftTableName } from '../../src/agent/host-names.js'
+
+/**
+ * Host objects for the network tests. Everything carries the test's prefix (STYLE.md habit 12),
+ * and traffic only ever goes to loopback or to namespaces the test made.
+ */
+
+const SERVER = `
+const [address, port] = process.argv.slice(1)
+require('node:http').createServer((_, res) => res.end('ok')).listen(Number(port), address, () => {
+  process.stdout.write('listening\\n')
+})`
+
+const CLIENT = `
+const [url, ms] = process.argv.slice(1)
+fetch(url, { signal: AbortSignal.timeout(Number(ms)) }).then((r) => r.text()).then(
+  (body) => { process.stdout.write(body); process.exit(0) },
+  (error) => { process.stderr.write(String(error)); process.exit(1) },
+)`
+
+/**
+ * Long enough for a local round trip many times over; a dropped SYN never answers. The client
+ * exits at once either way: undici's own connect attempt would otherwise hold it for 10 s.
+ */
+const CLIENT_TIMEOUT_MS = 1500
+
+/** A fresh prefix (`sbt` + 2 characters, PREFIX_PATTERN) and /24 pool per test. */
+export function testIdentity() {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789'
+  const pick = () => alphabet[randomInt(alphabet.length)] ?? 'a'
+  const subnet = randomInt(256)
+  return { prefix: `sbt${pick()}${pick()}`, pool: `10.241.${subnet}.0/24`, subnet }
+}
+
+/** Starts an HTTP server answering `ok`, inside `netns` or on the host; resolves when it listens. */
+export async function startServer(netns: string | undefined, address: string, port: number) {
+  const argv = ['node', '-e', SERVER, address, String(port)]
+  const [file = 'node', ...args] =
+    netns === undefined ? argv : ['ip', 'netns', 'exec', netns, ...argv]
+  const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve())
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)))
+  })
+  return child
+}
+
+/** Kills by PID (`ip netns exec` execs node, so the PID is the server's). */
+export async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGKILL')
+  await exited
+}
+
+/** Whether an HTTP GET from inside `netns` gets the server's `ok`. */
+export async function reaches(netns: string, address: string, port: number): Promise<boolean> {
+  const url = `http://${address}:${port}/`
+  try {
+    const body = await runHostCommand('ip', [
+      'netns',
+      'exec',
+      netns,
+      'node',
+      '-e',
+      CLIENT,
+      url,
+      String(CLIENT_TIMEOUT_MS),
+    ])
+    return body === 'ok'
+  } catch (error) {
+    if (error instanceof AgentError) return false
+    throw error
+  }
+}
+
+/**
+ * A namespace standing in for "somewhere outside": its own veth to the host, an address outside
+ * the sandbox pool, and a route back to the pool only. Forwarding is on for its host end because
+ * replies to the sandboxes enter the host there (the kernel checks the ingress interface).
+ */
+export async function createOutside(prefix: string, subnet: number) {
+  const netns = `${prefix}out`
+  const hostVeth = `${prefix}o0`
+  const hostAddress = `10.232.${subnet}.1`
+  const address = `10.232.${subnet}.2`
+  await runHostCommand('ip', ['-batch', '-'], {
+    input: `netns add ${netns}
+link add ${hostVeth} type veth peer name eth0 netns ${netns}
+addr add ${hostAddress}/30 dev ${hostVeth}
+link set ${hostVeth} up
+`,
+  })
+  await runHostCommand('ip', ['-n', netns, '-batch', '-'], {
+    input: `link set lo up
+addr add ${address}/30 dev eth0
+link set eth0 up
+route add 10.241.${subnet}.0/24 via ${hostAddress}
+`,
+  })
+  await writeFile(`/proc/sys/net/ipv4/conf/${hostVeth}/forwarding`, '1')
+  return { netns, address }
+}
+
+const Named = z.array(z.object({ name: z.string() }))
+const Links = z.array(z.object({ ifname: z.string() }))
+const Tables = z.object({
+  nftables: z.array(z.object({ table: z.optional(z.object({ name: z.string() })) })),
+})
+
+export async function netnsWithPrefix(prefix: string): Promise<string[]> {
+  const stdout = await runHostCommand('ip', ['-j', 'netns', 'list'])
+  const list = Named.parse(stdout.trim() === '' ? [] : JSON.parse(stdout))
+  return list.map((netns) => netns.name).filter((name) => name.startsWith(prefix))
+}
+
+export async function linksWithPrefix(prefix: string): Promise<string[]> {
+  const list = Links.parse(JSON.parse(await runHostCommand('ip', ['-j', 'link', 'show'])))
+  return list.map((link) => link.ifname).filter((name) => name.startsWith(prefix))
+}
+
+export async function tableExists(prefix: string): Promise<boolean> {
+  const stdout = await runHostCommand('nft', ['-j', 'list', 'tables', 'inet'])
+  const names = Tables.parse(JSON.parse(stdout)).nftables.flatMap((item) => item.table?.name ?? [])
+  return names.includes(nftTableName(prefix))
+}
+
+/** Deletes the outside namespace: the host end first, so the pair is gone at once. */
+export async function removeOutside(prefix: string): Promise<void> {
+  if ((await linksWithPrefix(`${prefix}o0`)).length > 0) {
+    await runHostCommand('ip', ['link', 'delete', `${prefix}o0`])
+  }
+  if ((await netnsWithPrefix(`${prefix}out`)).length > 0) {
+    await runHostCommand('ip', ['netns', 'delete', `${prefix}out`])
+  }
+}
+
+/** Host objects carrying the prefix. */
+export async function leftovers(prefix: string): Promise<string[]> {
+  return [
+    ...(await netnsWithPrefix(prefix)).map((name) => `netns ${name}`),
+    ...(await linksWithPrefix(prefix)).map((name) => `link ${name}`),
+    ...((await tableExists(prefix)) ? [`table ${nftTableName(prefix)}`] : []),
+  ]
+}
+
+/** Removes whatever survived, so one failing test does not leave the host dirty. */
+export async function forceRemove(prefix: string): Promise<void> {
+  for (const link of await linksWithPrefix(prefix)) {
+    // Deleting one end of a pair deletes the other: a later name may already be gone.
+    await runHostCommand('ip', ['link', 'delete', link]).catch(() => undefined)
+  }
+  for (const netns of await netnsWithPrefix(prefix)) {
+    await runHostCommand('ip', ['netns', 'delete', netns])
+  }
+  await runHostCommand('nft', ['-f', '-'], {
+    input: `add table inet ${nftTableName(prefix)}\ndelete table inet ${nftTableName(prefix)}\n`,
+  })
+}

@@ -1,0 +1,214 @@
+import type { ChildProcess } from 'node:child_process'
+import { pino } from 'pino'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { AgentError } from '../../src/agent/errors.js'
+import { runHostCommand } from '../../src/agent/host-command.js'
+import { nftTableName } from '../../src/agent/host-names.js'
+import { EgressPolicyError } from '../../src/agent/network/egress-policy.js'
+import type { EgressPolicy, NetworkManager } from '../../src/agent/network/network.js'
+import { createNetworkManager } from '../../src/agent/network/network-manager.js'
+import {
+  createOutside,
+  forceRemove,
+  leftovers,
+  linksWithPrefix,
+  netnsWithPrefix,
+  reaches,
+  removeOutside,
+  startServer,
+  stopServer,
+  testIdentity,
+} from './network-fixture.js'
+
+const PORT = 8080
+const open: EgressPolicy = { allowOut: [], denyOut: [] }
+
+let prefix: string
+let subnet: number
+let manager: NetworkManager
+let sandboxes: string[]
+let servers: ChildProcess[]
+
+async function sandbox(id: string, slot: number, policy: EgressPolicy = open) {
+  sandboxes.push(id)
+  return manager.setup(id, slot, policy)
+}
+
+async function server(netns: string | undefined, address: string) {
+  const child = await startServer(netns, address, PORT)
+  servers.push(child)
+  return child
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+}
+
+beforeEach(async () => {
+  const identity = testIdentity()
+  prefix = identity.prefix
+  subnet = identity.subnet
+  sandboxes = []
+  servers = []
+  // masquerade stays off in every test: sandbox traffic must never reach the real network.
+  manager = createNetworkManager({
+    prefix,
+    addressPool: identity.pool,
+    masquerade: false,
+    logger: pino({ level: 'silent' }),
+  })
+  await manager.init()
+})
+
+afterEach(async () => {
+  try {
+    for (const child of servers) await stopServer(child)
+    for (const id of sandboxes) await manager.teardown(id)
+    await manager.destroy()
+    await removeOutside(prefix)
+    expect(await leftovers(prefix)).toEqual([])
+  } finally {
+    await forceRemove(prefix)
+  }
+})
+
+describe('network manager', () => {
+  it('wires netns, veth, addresses and rules; reports the sandbox present', async () => {
+    const network = await sandbox('one', 3)
+    expect(network).toEqual({
+      netns: `${prefix}-one`,
+      netnsPath: `/run/netns/${prefix}-one`,
+      hostVeth: expect.stringMatching(new RegExp(`^${prefix}h[0-9a-f]{8}$`)),
+      sandboxAddress: `10.241.${subnet}.14`,
+      hostAddress: `10.241.${subnet}.13`,
+    })
+    const addrs = await runHostCommand('ip', ['-n', network.netns, '-j', 'addr', 'show', 'eth0'])
+    expect(addrs).toContain(`"local":"${network.sandboxAddress}"`)
+    const route = await runHostCommand('ip', ['-n', network.netns, 'route', 'show', 'default'])
+    expect(route).toContain(`default via ${network.hostAddress} dev eth0`)
+    expect(await linksWithPrefix(network.hostVeth)).toEqual([network.hostVeth])
+    expect(await manager.present()).toEqual(['one'])
+    const forward = await runHostCommand('nft', [
+      'list',
+      'chain',
+      'inet',
+      nftTableName(prefix),
+      'forward',
+    ])
+    expect(forward).toMatch(new RegExp(`iifname "${prefix}h\\*" oifname \\{? ?"[^"]+"`))
+  })
+
+  it('measures setup, update and teardown', async () => {
+    const times = { setup: [] as number[], update: [] as number[], teardown: [] as number[] }
+    for (let slot = 0; slot < 10; slot++) {
+      let started = performance.now()
+      await manager.setup(`timed${slot}`, slot, open)
+      times.setup.push(performance.now() - started)
+      started = performance.now()
+      await manager.update(`timed${slot}`, { allowOut: ['1.2.3.4'], denyOut: ['0.0.0.0/0'] })
+      times.update.push(performance.now() - started)
+    }
+    for (let slot = 0; slot < 10; slot++) {
+      const started = performance.now()
+      await manager.teardown(`timed${slot}`)
+      times.teardown.push(performance.now() - started)
+    }
+    const report = Object.entries(times).map(([name, ms]) => `${name} ${median(ms).toFixed(1)} ms`)
+    console.log(`network p50 over 10 sandboxes: ${report.join(', ')} (host-facts: setup ~54 ms)`)
+    expect(await manager.present()).toEqual([])
+  })
+
+  it('reaches an allowed server; denyOut blocks it as a CIDR and as a bare IP', async () => {
+    const outside = await createOutside(prefix, subnet)
+    await server(outside.netns, outside.address)
+    const free = await sandbox('free', 0)
+    const byCIDR = await sandbox('bycidr', 1, { allowOut: [], denyOut: [`10.232.${subnet}.0/30`] })
+    const byIP = await sandbox('byip', 2, { allowOut: [], denyOut: [outside.address] })
+    expect(await reaches(free.netns, outside.address, PORT)).toBe(true)
+    expect(await reaches(byCIDR.netns, outside.address, PORT)).toBe(false)
+    expect(await reaches(byIP.netns, outside.address, PORT)).toBe(false)
+  })
+
+  it('lets allow beat deny, and flips live on update', async () => {
+    const outside = await createOutside(prefix, subnet)
+    await server(outside.netns, outside.address)
+    const allowed = { allowOut: [outside.address], denyOut: ['0.0.0.0/0'] }
+    const network = await sandbox('flip', 0, allowed)
+    expect(await reaches(network.netns, outside.address, PORT)).toBe(true)
+    await manager.update('flip', { allowOut: [], denyOut: ['0.0.0.0/0'] })
+    expect(await reaches(network.netns, outside.address, PORT)).toBe(false)
+    await manager.update('flip', allowed)
+    expect(await reaches(network.netns, outside.address, PORT)).toBe(true)
+  })
+
+  it('keeps sandboxes apart unless allowed, while the host reaches each', async () => {
+    const a = await sandbox('a', 0)
+    const b = await sandbox('b', 1)
+    await server(a.netns, a.sandboxAddress)
+    expect(await reaches(b.netns, a.sandboxAddress, PORT)).toBe(false)
+    const fromHost = await fetch(`http://${a.sandboxAddress}:${PORT}/`)
+    expect(await fromHost.text()).toBe('ok')
+    await manager.update('b', { allowOut: [a.sandboxAddress], denyOut: [] })
+    expect(await reaches(b.netns, a.sandboxAddress, PORT)).toBe(true)
+  })
+
+  it('keeps sandboxes away from host services, even through their gateway', async () => {
+    await server(undefined, '0.0.0.0')
+    const fromHost = await fetch(`http://127.0.0.1:${PORT}/`)
+    expect(await fromHost.text()).toBe('ok')
+    const network = await sandbox('nohost', 0, { allowOut: ['0.0.0.0/0'], denyOut: [] })
+    expect(await reaches(network.netns, network.hostAddress, PORT)).toBe(false)
+  })
+
+  it('tears down to nothing, twice; destroy removes the table, twice', async () => {
+    const network = await sandbox('gone', 0, { allowOut: ['1.2.3.4'], denyOut: ['0.0.0.0/0'] })
+    await manager.teardown('gone')
+    await manager.teardown('gone')
+    expect(await netnsWithPrefix(prefix)).toEqual([])
+    expect(await linksWithPrefix(prefix)).toEqual([])
+    const table = await runHostCommand('nft', ['-j', 'list', 'table', 'inet', nftTableName(prefix)])
+    expect(table).not.toContain(network.hostVeth)
+    expect(await manager.present()).toEqual([])
+    await manager.destroy()
+    await manager.destroy()
+    expect(await leftovers(prefix)).toEqual([])
+  })
+
+  it('refuses a second setup of a sandbox and leaves the first one working', async () => {
+    const network = await sandbox('twice', 0)
+    await expect(manager.setup('twice', 1, open)).rejects.toThrow(
+      'network of sandbox twice already exists',
+    )
+    expect(await manager.present()).toEqual(['twice'])
+    expect(await linksWithPrefix(network.hostVeth)).toEqual([network.hostVeth])
+    const rules = await runHostCommand('nft', [
+      'list',
+      'map',
+      'inet',
+      nftTableName(prefix),
+      'sandboxes',
+    ])
+    expect(rules).toContain(network.hostVeth)
+  })
+
+  it('removes the netns and veth when setup fails half-way', async () => {
+    const broken = createNetworkManager({
+      prefix,
+      addressPool: `10.241.${subnet}.0/24`,
+      masquerade: false,
+      logger: pino({ level: 'silent' }),
+      nftPath: '/nonexistent/nft',
+    })
+    await expect(broken.setup('half', 0, open)).rejects.toThrow(AgentError)
+    expect(await netnsWithPrefix(prefix)).toEqual([])
+    expect(await linksWithPrefix(prefix)).toEqual([])
+  })
+
+  it('refuses a bad policy before touching the host', async () => {
+    const setup = sandbox('bad', 0, { allowOut: [], denyOut: ['example.com'] })
+    await expect(setup).rejects.toThrow(EgressPolicyError)
+    await expect(setup).rejects.toThrow('invalid denied CIDR example.com')
+    expect(await netnsWithPrefix(prefix)).toEqual([])
+  })
+})

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest'
+import {
+  batchArgs,
+  defaultRouteArgs,
+  hostSetupBatch,
+  linkDeleteArgs,
+  netnsDeleteArgs,
+  netnsListArgs,
+  sandboxSetupBatch,
+} from '../../../../src/agent/network/ip-commands.js'
+
+const spec = {
+  netns: 'sb-abc123',
+  hostVeth: 'sbh12345678',
+  hostAddress: '10.231.0.5',
+  sandboxAddress: '10.231.0.6',
+  prefixLength: 30,
+}
+
+describe('ip commands', () => {
+  it('wires the host side in one batch, the peer born as eth0 inside the netns', () => {
+    expect(hostSetupBatch(spec)).toBe(
+      'netns add sb-abc123\n' +
+        'link add sbh12345678 type veth peer name eth0 netns sb-abc123\n' +
+        'addr add 10.231.0.5/30 dev sbh12345678\n' +
+        'link set sbh12345678 up\n',
+    )
+  })
+
+  it('wires the sandbox side in one batch', () => {
+    expect(sandboxSetupBatch(spec)).toBe(
+      'link set lo up\n' +
+        'addr add 10.231.0.6/30 dev eth0\n' +
+        'link set eth0 up\n' +
+        'route add default via 10.231.0.5\n',
+    )
+  })
+
+  it('refuses tokens ip -batch would split or interpret', () => {
+    for (const netns of ['a b', 'a"b', 'a#b', "a'b", 'a\nlink del eth0', '']) {
+      expect(() => hostSetupBatch({ ...spec, netns })).toThrow(RangeError)
+    }
+  })
+
+  it('builds argv', () => {
+    expect(batchArgs()).toEqual(['-batch', '-'])
+    expect(batchArgs('sb-x')).toEqual(['-n', 'sb-x', '-batch', '-'])
+    expect(netnsDeleteArgs('sb-x')).toEqual(['netns', 'delete', 'sb-x'])
+    expect(linkDeleteArgs('sbh1')).toEqual(['link', 'delete', 'sbh1'])
+    expect(netnsListArgs()).toEqual(['-j', 'netns', 'list'])
+    expect(defaultRouteArgs()).toEqual(['-j', 'route', 'show', 'default'])
+  })
+})

@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest'
+import {
+  sandboxRemovalScript,
+  sandboxScript,
+  tableRemovalScript,
+  tableScript,
+  updateScript,
+} from '../../../../src/agent/network/nft-ruleset.js'
+
+const veth = 'sbh1a2b3c4d'
+const policy = { allow: ['10.232.0.0/30', '1.2.3.4/32'], deny: ['0.0.0.0/0'] }
+
+describe('tableScript', () => {
+  it('without masquerade: host input closed, sandboxes filtered, the uplink out of bounds', () => {
+    expect(
+      tableScript({
+        prefix: 'sb',
+        poolCIDR: '10.231.0.0/16',
+        masquerade: false,
+        uplinks: ['eth0'],
+      }),
+    ).toBe(`add table inet sandbar_sb
+add map inet sandbar_sb sandboxes { type ifname : verdict; }
+add chain inet sandbar_sb input { type filter hook input priority filter; policy accept; }
+flush chain inet sandbar_sb input
+add rule inet sandbar_sb input iifname "sbh*" ct state established,related accept
+add rule inet sandbar_sb input iifname "sbh*" drop
+add chain inet sandbar_sb forward { type filter hook forward priority filter; policy accept; }
+flush chain inet sandbar_sb forward
+add rule inet sandbar_sb forward iifname "sbh*" oifname { "eth0" } drop
+add rule inet sandbar_sb forward iifname "sbh*" meta nfproto ipv6 drop
+add rule inet sandbar_sb forward iifname "sbh*" ct state established,related accept
+add rule inet sandbar_sb forward oifname "sbh*" ct state established,related accept
+add rule inet sandbar_sb forward iifname "sbh*" iifname vmap @sandboxes
+add rule inet sandbar_sb forward iifname "sbh*" drop
+add rule inet sandbar_sb forward oifname "sbh*" drop
+add chain inet sandbar_sb postrouting { type nat hook postrouting priority srcnat; policy accept; }
+flush chain inet sandbar_sb postrouting
+`)
+  })
+
+  it('with masquerade: no uplink drop, a NAT rule for the pool on every uplink', () => {
+    const script = tableScript({
+      prefix: 'sb',
+      poolCIDR: '10.231.0.0/16',
+      masquerade: true,
+      uplinks: ['eth0', 'wlan0'],
+    })
+    expect(script).not.toContain('oifname { "eth0", "wlan0" } drop')
+    expect(script.split('\n').slice(-2)).toEqual([
+      'add rule inet sandbar_sb postrouting ip saddr 10.231.0.0/16 oifname { "eth0", "wlan0" } masquerade',
+      '',
+    ])
+  })
+
+  it('without an uplink: neither rule', () => {
+    for (const masquerade of [true, false]) {
+      const script = tableScript({
+        prefix: 'sb',
+        poolCIDR: '10.231.0.0/16',
+        masquerade,
+        uplinks: [],
+      })
+      expect(script).not.toMatch(/oifname \{|masquerade/)
+    }
+  })
+
+  it('refuses unchecked names', () => {
+    const config = { prefix: 'sb', poolCIDR: '10.231.0.0/16', masquerade: false }
+    expect(() => tableScript({ ...config, uplinks: ['eth0" accept'] })).toThrow(RangeError)
+    expect(() => tableScript({ ...config, prefix: 'SB', uplinks: [] })).toThrow(RangeError)
+    expect(() => tableScript({ ...config, poolCIDR: '10.231.0.1/16', uplinks: [] })).toThrow(
+      RangeError,
+    )
+  })
+})
+
+describe('sandbox scripts', () => {
+  it('creates the sets, the chain (allow, deny, other sandboxes, accept) and the map element', () => {
+    expect(
+      sandboxScript('sb', veth, policy),
+    ).toBe(`add set inet sandbar_sb allow_sbh1a2b3c4d { type ipv4_addr; flags interval; }
+add set inet sandbar_sb deny_sbh1a2b3c4d { type ipv4_addr; flags interval; }
+flush set inet sandbar_sb allow_sbh1a2b3c4d
+flush set inet sandbar_sb deny_sbh1a2b3c4d
+add element inet sandbar_sb allow_sbh1a2b3c4d { 10.232.0.0/30, 1.2.3.4/32 }
+add element inet sandbar_sb deny_sbh1a2b3c4d { 0.0.0.0/0 }
+add chain inet sandbar_sb sandbox_sbh1a2b3c4d
+flush chain inet sandbar_sb sandbox_sbh1a2b3c4d
+add rule inet sandbar_sb sandbox_sbh1a2b3c4d ip daddr @allow_sbh1a2b3c4d accept
+add rule inet sandbar_sb sandbox_sbh1a2b3c4d ip daddr @deny_sbh1a2b3c4d drop
+add rule inet sandbar_sb sandbox_sbh1a2b3c4d oifname "sbh*" drop
+add rule inet sandbar_sb sandbox_sbh1a2b3c4d accept
+add element inet sandbar_sb sandboxes { "sbh1a2b3c4d" : jump sandbox_sbh1a2b3c4d }
+`)
+  })
+
+  it('updates both sets in one script, leaving empty lists empty', () => {
+    expect(updateScript('sb', veth, { allow: [], deny: ['8.8.8.8/32'] })).toBe(
+      `flush set inet sandbar_sb allow_sbh1a2b3c4d
+flush set inet sandbar_sb deny_sbh1a2b3c4d
+add element inet sandbar_sb deny_sbh1a2b3c4d { 8.8.8.8/32 }
+`,
+    )
+  })
+
+  it('removes only what exists, the map element before the chain it jumps to', () => {
+    const all = { mapElement: true, chain: true, allowSet: true, denySet: true }
+    expect(
+      sandboxRemovalScript('sb', veth, all),
+    ).toBe(`delete element inet sandbar_sb sandboxes { "sbh1a2b3c4d" }
+flush chain inet sandbar_sb sandbox_sbh1a2b3c4d
+delete chain inet sandbar_sb sandbox_sbh1a2b3c4d
+delete set inet sandbar_sb allow_sbh1a2b3c4d
+delete set inet sandbar_sb deny_sbh1a2b3c4d
+`)
+    const none = { mapElement: false, chain: false, allowSet: false, denySet: false }
+    expect(sandboxRemovalScript('sb', veth, none)).toBe('')
+    expect(sandboxRemovalScript('sb', veth, { ...none, denySet: true })).toBe(
+      'delete set inet sandbar_sb deny_sbh1a2b3c4d\n',
+    )
+  })
+
+  it('removes the table whether or not it exists', () => {
+    expect(tableRemovalScript('sb')).toBe(
+      'add table inet sandbar_sb\ndelete table inet sandbar_sb\n',
+    )
+  })
+
+  it('refuses veth names and CIDRs that were not checked', () => {
+    expect(() => sandboxScript('sb', 'eth0', policy)).toThrow('not a host veth of prefix sb: eth0')
+    expect(() => sandboxScript('sb', 'sbx1a2b3c4d', policy)).toThrow(RangeError)
+    expect(() => updateScript('sb', veth, { allow: ['1.2.3.4'], deny: [] })).toThrow(
+      'not a normalised IPv4 CIDR: 1.2.3.4',
+    )
+    expect(() =>
+      updateScript('sb', veth, { allow: [], deny: ['1.2.3.4/32 } ; flush ruleset'] }),
+    ).toThrow(RangeError)
+  })
+})
