@@ -1,0 +1,48 @@
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+
+/** One line of `/proc/self/mountinfo` (proc(5)), with octal escapes (`\040`) decoded. */
+export interface MountEntry {
+  mountPoint: string
+  fsType: string
+  source: string
+  superOptions: string
+}
+
+/** Parses mountinfo: fields 5 (mount point), then after the `-` separator type, source, options. */
+export function parseMountinfo(text: string): MountEntry[] {
+  const entries: MountEntry[] = []
+  for (const line of text.split('\n')) {
+    const fields = line.split(' ')
+    const separator = fields.indexOf('-')
+    const mountPoint = fields[4]
+    const [fsType, source, superOptions] = fields.slice(separator + 1)
+    if (separator < 6 || mountPoint === undefined || fsType === undefined) continue
+    entries.push({
+      mountPoint: unescapeOctal(mountPoint),
+      fsType,
+      source: unescapeOctal(source ?? ''),
+      superOptions: unescapeOctal(superOptions ?? ''),
+    })
+  }
+  return entries
+}
+
+/** The mounts of the agent's mount namespace. */
+export async function readMounts(): Promise<MountEntry[]> {
+  return parseMountinfo(await readFile('/proc/self/mountinfo', 'utf8'))
+}
+
+/** Mount points at `dir` or below it (a half-built layer with mmdebstrap's /proc, say). */
+export async function mountsUnder(dir: string): Promise<string[]> {
+  const resolved = path.resolve(dir)
+  return (await readMounts())
+    .map((entry) => entry.mountPoint)
+    .filter((point) => point === resolved || point.startsWith(`${resolved}/`))
+}
+
+function unescapeOctal(text: string): string {
+  return text.replace(/\\([0-7]{3})/g, (_, octal: string) =>
+    String.fromCharCode(Number.parseInt(octal, 8)),
+  )
+}

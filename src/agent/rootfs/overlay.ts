@@ -1,0 +1,58 @@
+import path from 'node:path'
+import { runHostCommand } from '../host-command.js'
+import { readMounts } from './mountinfo.js'
+
+/** One sandbox's root filesystem: template layers below, the sandbox's own directory on top. */
+export interface OverlaySpec {
+  /** Layer directories, lowest first (the order of TemplateLayers.layers). */
+  lower: readonly string[]
+  /** Receives every write of the sandbox. */
+  upper: string
+  /** overlayfs's scratch directory; same filesystem as `upper`. */
+  work: string
+  /** Where the merged tree appears (the container's rootfs). */
+  target: string
+}
+
+/**
+ * The `-o` value for mount(8). overlayfs wants lowerdir top-first (the leftmost directory wins),
+ * while TemplateLayers lists layers lowest first, so the list is reversed. Paths holding the
+ * option separators (`,` `:`) or a backslash are refused rather than escaped.
+ */
+export function overlayOptions(spec: Pick<OverlaySpec, 'lower' | 'upper' | 'work'>): string {
+  if (spec.lower.length === 0) throw new Error('an overlay needs at least one lower layer')
+  for (const dir of [...spec.lower, spec.upper, spec.work]) {
+    if (!path.isAbsolute(dir) || /[,:\\\n]/.test(dir)) {
+      throw new Error(`overlay directory must be absolute without , : or \\: ${dir}`)
+    }
+  }
+  const lowerdir = [...spec.lower].reverse().join(':')
+  return `lowerdir=${lowerdir},upperdir=${spec.upper},workdir=${spec.work}`
+}
+
+/**
+ * Mounts the overlay (host-facts: ~2.6 ms). upper, work and target must exist, and upper and
+ * work must belong to the sandbox's shifted root (chown idShift): the merged `/` takes its owner
+ * from upper, so otherwise the sandbox's root could not write its own `/`.
+ */
+export async function mountOverlay(spec: OverlaySpec): Promise<void> {
+  const options = overlayOptions(spec)
+  await runHostCommand('mount', ['-t', 'overlay', 'overlay', '-o', options, spec.target])
+}
+
+/**
+ * Unmounts the overlay at `target`; not mounted is fine. No lazy (`-l`) fallback: a busy
+ * overlay means a process of the sandbox still runs, and hiding that would leak it — the
+ * caller removes the container first and sees the error otherwise.
+ */
+export async function unmountOverlay(target: string): Promise<void> {
+  while (await isMounted(target)) {
+    await runHostCommand('umount', [target])
+  }
+}
+
+/** Whether something is mounted at `target`, per `/proc/self/mountinfo`. */
+export async function isMounted(target: string): Promise<boolean> {
+  const resolved = path.resolve(target)
+  return (await readMounts()).some((entry) => entry.mountPoint === resolved)
+}

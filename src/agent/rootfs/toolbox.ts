@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto'
+import {
+  chmod,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+} from 'node:fs/promises'
+import path from 'node:path'
+import type { Logger } from '../../logger.js'
+import type { Toolbox } from './rootfs.js'
+import { sharedLibraries } from './shared-libraries.js'
+
+/** Where the toolbox appears inside every sandbox. */
+export const TOOLBOX_MOUNT_POINT = '/.sandbar'
+
+/** The loader's file name in `lib/`: started directly, it runs node whatever libc the rootfs has. */
+const LOADER = 'ld-linux-x86-64.so.2'
+
+/** Debian's `tini` package: the static build runs in any rootfs (host-facts). */
+const TINI = '/usr/bin/tini-static'
+/** util-linux; envd runs it through the toolbox's loader to drop to another user. */
+const SETPRIV = '/usr/bin/setpriv'
+
+export interface ToolboxOptions {
+  /** Sandbar's data directory; the toolbox lives in `<dataDir>/toolbox/<inputs hash>/`. */
+  dataDir: string
+  /** scripts/build.mjs's output: `<dir>/envd/envd.mjs` and `<dir>/envd/build/Release/*.node`. */
+  envdBuildDir: string
+  logger: Logger
+}
+
+/** A toolbox at `dir` on the host, seen by sandboxes at TOOLBOX_MOUNT_POINT. */
+export function toolboxAt(dir: string): Toolbox {
+  const inside = (file: string): string => path.posix.join(TOOLBOX_MOUNT_POINT, file)
+  return {
+    dir,
+    mountPoint: TOOLBOX_MOUNT_POINT,
+    // tini is PID 1 and so reaps orphans without -s (that flag is for a non-PID-1 subreaper).
+    // node starts through the toolbox's own loader and libraries (host-facts). The environment
+    // is the caller's: it must not carry NODE_EXTRA_CA_CERTS (host-facts: ~40 ms per start).
+    initArgs: (port) => [
+      inside('bin/tini'),
+      '--',
+      inside(`lib/${LOADER}`),
+      '--library-path',
+      inside('lib'),
+      inside('bin/node'),
+      inside('envd/envd.mjs'),
+      '--port',
+      String(port),
+    ],
+  }
+}
+
+/**
+ * Assembles the read-only toolbox (DESIGN.md, "A sandbox"): this process's node, envd and its
+ * native addons, tini, setpriv, and every shared library they load plus the loader. Each set
+ * of inputs gets its own directory, so sandboxes still running on an earlier one keep working.
+ */
+export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
+  const envdDir = path.join(options.envdBuildDir, 'envd')
+  const addonDir = path.join(envdDir, 'build', 'Release')
+  const addons = (await readdir(addonDir)).filter((name) => name.endsWith('.node')).sort()
+  const files = new Map<string, string>([
+    ['bin/node', process.execPath],
+    ['bin/tini', TINI],
+    ['bin/setpriv', SETPRIV],
+    ['envd/envd.mjs', path.join(envdDir, 'envd.mjs')],
+    ...addons.map((name): [string, string] => [
+      `envd/build/Release/${name}`,
+      path.join(addonDir, name),
+    ]),
+  ])
+  const root = path.join(options.dataDir, 'toolbox')
+  const dir = path.join(root, await inputsHash(files))
+  if (await exists(dir)) return toolboxAt(dir)
+  const loaded = [process.execPath, SETPRIV, ...addons.map((name) => path.join(addonDir, name))]
+  for (const file of loaded) {
+    for (const library of await sharedLibraries(file)) {
+      if (library.path !== null && !files.has(`lib/${library.name}`)) {
+        files.set(`lib/${library.name}`, library.path)
+      }
+    }
+  }
+  if (!files.has(`lib/${LOADER}`)) throw new Error(`ldd listed no ${LOADER} for node`)
+  await mkdir(root, { recursive: true })
+  const temp = await mkdtemp(path.join(root, '.building-'))
+  try {
+    await copyAll(temp, files)
+    await rename(temp, dir)
+  } finally {
+    await rm(temp, { recursive: true, force: true })
+  }
+  options.logger.info({ dir, files: files.size }, 'toolbox assembled')
+  return toolboxAt(dir)
+}
+
+/**
+ * Names the inputs: paths, sizes and mtimes of host binaries (node alone is ~100 MB, too slow
+ * to hash at every start), and the content of the envd bundle and addons, which change with
+ * every build.
+ */
+async function inputsHash(files: ReadonlyMap<string, string>): Promise<string> {
+  const hash = createHash('sha256')
+  for (const [destination, source] of files) {
+    hash.update(`${destination}\0${source}\0`)
+    if (destination.startsWith('envd/')) hash.update(await readFile(source))
+    else {
+      const stats = await stat(source)
+      hash.update(`${stats.size}\0${stats.mtimeMs}\0`)
+    }
+  }
+  return hash.digest('hex').slice(0, 16)
+}
+
+/** Copies every file, readable (and where needed executable) by the sandbox's shifted root. */
+async function copyAll(dir: string, files: ReadonlyMap<string, string>): Promise<void> {
+  const dirs = new Set<string>([dir])
+  for (const [destination, source] of files) {
+    const target = path.join(dir, destination)
+    for (let parent = path.dirname(target); parent !== dir; parent = path.dirname(parent)) {
+      dirs.add(parent)
+    }
+    await mkdir(path.dirname(target), { recursive: true })
+    await copyFile(source, target)
+    const executable = destination.startsWith('bin/') || destination === `lib/${LOADER}`
+    await chmod(target, executable ? 0o755 : 0o644)
+  }
+  // mkdtemp makes 0700 and the umask may be strict; the sandbox's root is "other" here.
+  for (const parent of dirs) await chmod(parent, 0o755)
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  )
+}

@@ -1,0 +1,229 @@
+import { randomBytes } from 'node:crypto'
+import {
+  chmod,
+  copyFile,
+  link,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises'
+import path from 'node:path'
+import { pino } from 'pino'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
+import { runHostCommand } from '../../src/agent/host-command.js'
+import { BASE_TEMPLATE_ID, ensureBaseTemplate } from '../../src/agent/rootfs/base-template.js'
+import { shiftTree } from '../../src/agent/rootfs/id-shift.js'
+import { mountsUnder } from '../../src/agent/rootfs/mountinfo.js'
+import { isMounted, mountOverlay, unmountOverlay } from '../../src/agent/rootfs/overlay.js'
+import type { TemplateLayers, Toolbox } from '../../src/agent/rootfs/rootfs.js'
+import { ensureToolbox } from '../../src/agent/rootfs/toolbox.js'
+import { TEMPLATE_CACHE } from './agent-fixture.js'
+
+const ID_SHIFT = 100_000
+const logger = pino({ level: process.env.SANDBAR_LOG_LEVEL ?? 'silent' })
+
+// Everything this file makes lives under one `sbt-` directory, removed in afterAll. The base
+// layer is the exception: it goes to TEMPLATE_CACHE (/var/cache/sandbar-test), a cache keyed
+// by recipe hash that later runs reuse, so it is deliberately never deleted (not a leak).
+let scratch = ''
+
+beforeAll(async () => {
+  scratch = await mkdtemp(`/tmp/sbt-rootfs-${randomBytes(3).toString('hex')}-`)
+})
+
+afterEach(async () => {
+  // A failed test may leave an overlay or bind mount: take it down before the next one.
+  for (const point of (await mountsUnder(scratch)).reverse()) await unmountOverlay(point)
+})
+
+afterAll(async () => {
+  if (scratch === '') return
+  expect(await mountsUnder(scratch)).toEqual([])
+  await rm(scratch, { recursive: true, force: true })
+})
+
+describe('base template', () => {
+  let base: TemplateLayers
+  const progress: string[] = []
+
+  beforeAll(async () => {
+    const started = performance.now()
+    base = await ensureBaseTemplate({
+      dataDir: TEMPLATE_CACHE,
+      idShift: ID_SHIFT,
+      logger,
+      onProgress: (line) => progress.push(line),
+    })
+    console.log(`base template ready in ${Math.round(performance.now() - started)} ms`)
+  })
+
+  const layer = (file: string): string => path.join(base.layers[0] ?? '', file)
+
+  it('is one cached layer named by its recipe, reused by the next call', async () => {
+    expect(base.templateID).toBe(BASE_TEMPLATE_ID)
+    expect(base.layers).toHaveLength(1)
+    expect(path.basename(layer(''))).toMatch(/^base-[0-9a-f]{16}$/)
+    const started = performance.now()
+    expect(
+      await ensureBaseTemplate({ dataDir: TEMPLATE_CACHE, idShift: ID_SHIFT, logger }),
+    ).toEqual(base)
+    expect(performance.now() - started).toBeLessThan(1000)
+    const names = await readdir(path.dirname(layer('')))
+    expect(names.filter((name) => name.startsWith('.building-'))).toEqual([])
+  })
+
+  it('has user `user` (uid 1000) with passwordless sudo, stored shifted on disk', async () => {
+    const passwd = await readFile(layer('etc/passwd'), 'utf8')
+    expect(passwd).toContain('user:x:1000:1000::/home/user:/bin/bash\n')
+    expect(await readFile(layer('etc/group'), 'utf8')).toMatch(/^sudo:x:27:user$/m)
+    const home = await stat(layer('home/user'))
+    expect([home.uid, home.gid]).toEqual([ID_SHIFT + 1000, ID_SHIFT + 1000])
+    const root = await stat(layer(''))
+    expect([root.uid, root.gid, root.mode & 0o7777]).toEqual([ID_SHIFT, ID_SHIFT, 0o755])
+    const sudoers = await stat(layer('etc/sudoers.d/user'))
+    expect(sudoers.mode & 0o7777).toBe(0o440)
+    expect(await readFile(layer('etc/sudoers.d/user'), 'utf8')).toBe(
+      'user ALL=(ALL:ALL) NOPASSWD: ALL\n',
+    )
+  })
+
+  it('keeps setuid bits through the shift', async () => {
+    const sudo = await stat(layer('usr/bin/sudo'))
+    expect([sudo.uid, sudo.mode & 0o7777]).toEqual([ID_SHIFT, 0o4755])
+  })
+
+  it('holds python3, pip, node, npm, git, curl, sudo, ps and ip', async () => {
+    for (const tool of ['python3', 'pip3', 'node', 'npm', 'git', 'curl', 'sudo', 'ps']) {
+      expect((await stat(layer(`usr/bin/${tool}`))).isFile(), tool).toBe(true)
+    }
+    expect((await stat(layer('usr/sbin/ip'))).isFile()).toBe(true)
+  })
+
+  it('has its own resolv.conf, hosts and hostname, and no apt caches', async () => {
+    expect(await readFile(layer('etc/resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m)
+    expect(await readFile(layer('etc/hosts'), 'utf8')).toMatch(/^127\.0\.0\.1\tlocalhost$/m)
+    expect(await readFile(layer('etc/hostname'), 'utf8')).toBe('sandbox\n')
+    const lists = await readdir(layer('var/lib/apt/lists'))
+    expect(lists.filter((name) => name !== 'lock' && name !== 'partial')).toEqual([])
+    expect(await readdir(layer('var/cache/apt/archives'))).not.toContainEqual(
+      expect.stringMatching(/\.deb$/),
+    )
+  })
+
+  it('mounts as an overlay whose writes land in upper and leave the layers untouched', async () => {
+    const top = path.join(scratch, 'layer-top')
+    await mkdir(path.join(top, 'etc'), { recursive: true })
+    await writeFile(path.join(top, 'etc/hostname'), 'from-top\n')
+    const paths = {
+      upper: path.join(scratch, 'upper'),
+      work: path.join(scratch, 'work'),
+      target: path.join(scratch, 'rootfs'),
+    }
+    for (const dir of Object.values(paths)) await mkdir(dir)
+    await runHostCommand('chown', [`${ID_SHIFT}:${ID_SHIFT}`, paths.upper, paths.work])
+    const started = performance.now()
+    await mountOverlay({ lower: [...base.layers, top], ...paths })
+    const mountMillis = performance.now() - started
+    expect(await isMounted(paths.target)).toBe(true)
+    expect((await stat(paths.target)).uid).toBe(ID_SHIFT)
+    expect(await readFile(path.join(paths.target, 'etc/hostname'), 'utf8')).toBe('from-top\n')
+    await writeFile(path.join(paths.target, 'etc/sbt-written'), 'written in the sandbox\n')
+    expect(await readFile(path.join(paths.upper, 'etc/sbt-written'), 'utf8')).toBe(
+      'written in the sandbox\n',
+    )
+    expect(await stat(layer('etc/sbt-written')).catch(() => undefined)).toBeUndefined()
+    const unmountStarted = performance.now()
+    await unmountOverlay(paths.target)
+    const unmountMillis = performance.now() - unmountStarted
+    await unmountOverlay(paths.target)
+    expect(await isMounted(paths.target)).toBe(false)
+    expect(await mountsUnder(scratch)).toEqual([])
+    console.log(
+      `overlay mount ${mountMillis.toFixed(1)} ms, unmount ${unmountMillis.toFixed(1)} ms`,
+    )
+  })
+})
+
+describe('shiftTree', () => {
+  it('shifts owners once per inode, symlinks themselves, and restores setuid bits', async () => {
+    const tree = path.join(scratch, 'tree')
+    await mkdir(path.join(tree, 'home/user'), { recursive: true })
+    await writeFile(path.join(tree, 'tool'), '')
+    await chmod(path.join(tree, 'tool'), 0o4755)
+    await link(path.join(tree, 'tool'), path.join(tree, 'tool-link'))
+    await writeFile(path.join(tree, 'home/user/notes'), '')
+    await runHostCommand('chown', ['-R', '1000:1000', path.join(tree, 'home/user')])
+    await symlink('/nowhere', path.join(tree, 'dangling'))
+    const summary = await shiftTree(tree, ID_SHIFT)
+    expect(summary.entries).toBe(7)
+    const owner = async (file: string) => {
+      const stats = await lstat(path.join(tree, file))
+      return [stats.uid, stats.gid, stats.mode & 0o7777]
+    }
+    expect(await owner('')).toEqual([ID_SHIFT, ID_SHIFT, 0o755])
+    expect(await owner('tool')).toEqual([ID_SHIFT, ID_SHIFT, 0o4755])
+    expect(await owner('home/user/notes')).toEqual([ID_SHIFT + 1000, ID_SHIFT + 1000, 0o644])
+    expect((await owner('dangling')).slice(0, 2)).toEqual([ID_SHIFT, ID_SHIFT])
+  })
+})
+
+describe('toolbox', () => {
+  let toolbox: Toolbox
+
+  beforeAll(async () => {
+    toolbox = await ensureToolbox({
+      dataDir: path.join(scratch, 'data'),
+      envdBuildDir: inject('envdBuildDir'),
+      logger,
+    })
+  })
+
+  /** Runs argv inside a chroot of a busybox-only rootfs (no glibc) with the toolbox bound in. */
+  async function inBusyboxChroot(args: string[]): Promise<string> {
+    const root = await mkdtemp(path.join(scratch, 'busybox-'))
+    await mkdir(path.join(root, 'bin'))
+    await mkdir(path.join(root, '.sandbar'))
+    await copyFile('/bin/busybox', path.join(root, 'bin/busybox'))
+    expect(await stat(path.join(root, 'lib')).catch(() => undefined)).toBeUndefined()
+    // A private mount namespace: the bind mount dies with the command, even if the test fails.
+    const script = 'mount --bind -o ro "$1" "$2/.sandbar" && shift 2 && exec chroot "$@"'
+    return runHostCommand('unshare', [
+      ...['-m', '--propagation', 'private', 'sh', '-c', script, 'sh'],
+      ...[toolbox.dir, root, root],
+      ...args,
+    ])
+  }
+
+  const viaLoader = ['/.sandbar/lib/ld-linux-x86-64.so.2', '--library-path', '/.sandbar/lib']
+
+  it('runs node through its own loader in a rootfs without glibc, addons and all', async () => {
+    const script = "require('/.sandbar/envd/build/Release/pty.node'); console.log(process.version)"
+    const output = await inBusyboxChroot([...viaLoader, '/.sandbar/bin/node', '-e', script])
+    expect(output.trim()).toBe(process.version)
+  })
+
+  it('runs setpriv through the loader and tini on its own', async () => {
+    expect(await inBusyboxChroot([...viaLoader, '/.sandbar/bin/setpriv', '--version'])).toMatch(
+      /setpriv from util-linux/,
+    )
+    expect(await inBusyboxChroot(['/.sandbar/bin/tini', '--version'])).toMatch(/tini version/)
+  })
+
+  it('is readable by the shifted root and reused while its inputs stay the same', async () => {
+    const node = await stat(path.join(toolbox.dir, 'bin/node'))
+    expect(node.mode & 0o777).toBe(0o755)
+    expect((await stat(toolbox.dir)).mode & 0o777).toBe(0o755)
+    const again = await ensureToolbox({
+      dataDir: path.join(scratch, 'data'),
+      envdBuildDir: inject('envdBuildDir'),
+      logger,
+    })
+    expect(again.dir).toBe(toolbox.dir)
+  })
+})

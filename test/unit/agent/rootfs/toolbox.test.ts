@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest'
+import { TOOLBOX_MOUNT_POINT, toolboxAt } from '../../../../src/agent/rootfs/toolbox.js'
+
+describe('toolboxAt', () => {
+  it('starts tini as PID 1, then envd through the toolbox loader', () => {
+    const toolbox = toolboxAt('/var/lib/sandbar/toolbox/abc')
+    expect(toolbox.mountPoint).toBe(TOOLBOX_MOUNT_POINT)
+    expect(toolbox.dir).toBe('/var/lib/sandbar/toolbox/abc')
+    expect(toolbox.initArgs(49983)).toEqual([
+      '/.sandbar/bin/tini',
+      '--',
+      '/.sandbar/lib/ld-linux-x86-64.so.2',
+      '--library-path',
+      '/.sandbar/lib',
+      '/.sandbar/bin/node',
+      '/.sandbar/envd/envd.mjs',
+      '--port',
+      '49983',
+    ])
+  })
+})
