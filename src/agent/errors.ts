@@ -9,3 +9,28 @@ export class AgentError extends Error {
     super(stderr.trim() === '' ? message : `${message}: ${stderr.trim()}`)
   }
 }
+
+/** No sandbox with this ID on this agent. */
+export class SandboxNotFoundError extends Error {
+  constructor(readonly sandboxID: string) {
+    super(`sandbox '${sandboxID}' not found`)
+  }
+}
+
+/** The template is not known to this agent. */
+export class TemplateNotFoundError extends Error {
+  constructor(readonly templateID: string) {
+    super(`template '${templateID}' not found`)
+  }
+}
+
+/** The operation does not fit the sandbox's state (pausing a paused sandbox, say). */
+export class SandboxStateError extends Error {
+  constructor(
+    readonly sandboxID: string,
+    readonly state: string,
+    operation: string,
+  ) {
+    super(`sandbox '${sandboxID}' cannot ${operation} while ${state}`)
+  }
+}

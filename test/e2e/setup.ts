@@ -50,18 +50,4 @@ export const sandboxTest = base.extend<SandboxFixtures>({
   },
 })
 
-/**
- * An SDK sandbox for an envd other than the shared one, carrying an access token the way a
- * sandbox returned by `Sandbox.create()` on a real control plane does. The SDK keeps this
- * constructor internal, so this is the one place a test reaches for it.
- */
-export function sandboxForEnvd(url: string, envdAccessToken?: string): Sandbox {
-  const SandboxClass = Sandbox as unknown as new (opts: Record<string, unknown>) => Sandbox
-  return new SandboxClass({
-    sandboxId: uniqueName('sbt-sandbox'),
-    envdVersion: '0.6.13',
-    envdAccessToken,
-    debug: true,
-    sandboxUrl: url,
-  })
-}
+export { sandboxForEnvd } from '../support/sdk-sandbox.js'

@@ -1,0 +1,233 @@
+import { chmod, mkdir } from 'node:fs/promises'
+import path from 'node:path'
+import { envdURL, initEnvd, waitForEnvd } from './envd-client.js'
+import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
+import { PREFIX_PATTERN } from './host-names.js'
+import type { Agent, AgentConfig, SandboxInfo, SandboxRequest } from './index.js'
+import { createNetworkManager } from './network/network-manager.js'
+import { reconcile } from './reconcile.js'
+import { ensureBaseTemplate } from './rootfs/base-template.js'
+import type { TemplateLayers } from './rootfs/rootfs.js'
+import { ensureToolbox } from './rootfs/toolbox.js'
+import { createRuntime } from './runtime/create-runtime.js'
+import { type HostParts, removeSandboxHost, startSandboxHost } from './sandbox-host.js'
+import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.js'
+
+/** How long a new sandbox's envd may take to answer. */
+const ENVD_START_TIMEOUT_MS = 15_000
+
+/** The user and workdir of the base template (wire contract §2.4 defaults). */
+const TEMPLATE_USER = { defaultUser: 'user', defaultWorkdir: '/home/user' }
+
+/**
+ * Starts an agent: prepares the toolbox, the base template and the network table, then
+ * reconciles what an earlier agent left on the host.
+ */
+export async function createAgent(config: AgentConfig): Promise<Agent> {
+  if (!PREFIX_PATTERN.test(config.prefix))
+    throw new Error(`invalid agent prefix '${config.prefix}'`)
+  const logger = config.logger
+  const sandboxesDir = path.join(config.dataDir, 'sandboxes')
+  // Traversable but not listable: the runtime mounts each rootfs after entering the user
+  // namespace, as the shifted root, which must be able to walk down to it.
+  for (const dir of [config.dataDir, sandboxesDir]) {
+    await mkdir(dir, { recursive: true })
+    await chmod(dir, 0o711)
+  }
+  const network = createNetworkManager({
+    prefix: config.prefix,
+    addressPool: config.addressPool,
+    masquerade: config.masquerade,
+    logger,
+  })
+  await network.init()
+  const parts: HostParts = {
+    config,
+    runtime: createRuntime({
+      name: config.runtime,
+      binary: config.runtimeBinary,
+      stateRoot: path.join(config.dataDir, 'runtime', config.runtime),
+      logger,
+    }),
+    network,
+    toolbox: await ensureToolbox({
+      dataDir: config.dataDir,
+      envdBuildDir: config.envdBuildDir,
+      logger,
+    }),
+    records: new SandboxRecords(sandboxesDir),
+  }
+  const templates = new Map<string, TemplateLayers>([
+    [
+      'base',
+      await ensureBaseTemplate({
+        dataDir: config.templatesDir ?? config.dataDir,
+        idShift: config.idShift,
+        logger,
+      }),
+    ],
+  ])
+  const reconciled = await reconcile(parts, logger)
+  return new HostAgent(parts, templates, reconciled)
+}
+
+class HostAgent implements Agent {
+  /** One operation at a time per sandbox, so pause never races kill. */
+  private readonly busy = new Map<string, Promise<unknown>>()
+
+  constructor(
+    private readonly parts: HostParts,
+    private readonly templates: Map<string, TemplateLayers>,
+    readonly reconciled: Agent['reconciled'],
+  ) {}
+
+  async create(request: SandboxRequest): Promise<SandboxInfo> {
+    const layers = this.templates.get(request.templateID)
+    if (!layers) throw new TemplateNotFoundError(request.templateID)
+    const { records, config } = this.parts
+    const slot = freeSlot(
+      (await records.all()).flatMap(({ record }) => (record ? [record.slot] : [])),
+    )
+    const record: SandboxRecord = {
+      sandboxID: request.sandboxID,
+      templateID: request.templateID,
+      runtime: config.runtime,
+      slot,
+      cpuCount: request.cpuCount,
+      memoryMB: request.memoryMB,
+      envVars: request.envVars,
+      accessToken: request.accessToken,
+      egress: request.egress,
+      state: 'creating',
+      createdAt: new Date().toISOString(),
+    }
+    return this.exclusive(request.sandboxID, async () => {
+      await records.save(record)
+      const log = config.logger.child({ sandboxID: request.sandboxID })
+      try {
+        const network = await startSandboxHost(this.parts, record, layers)
+        const url = envdURL(network.sandboxAddress)
+        await waitForEnvd(url, {
+          timeoutMs: ENVD_START_TIMEOUT_MS,
+          stillStarting: async () => {
+            const state = await this.parts.runtime.state(this.containerID(request.sandboxID))
+            return state?.status === 'running'
+          },
+        })
+        await initEnvd(url, {
+          envVars: request.envVars,
+          accessToken: request.accessToken,
+          ...TEMPLATE_USER,
+        })
+        const running: SandboxRecord = {
+          ...record,
+          address: network.sandboxAddress,
+          state: 'running',
+        }
+        await records.save(running)
+        log.info({ address: network.sandboxAddress, slot }, 'sandbox created')
+        return info(running)
+      } catch (error) {
+        log.error({ err: error }, 'sandbox create failed; removing what was made')
+        await removeSandboxHost(this.parts, request.sandboxID)
+        throw error
+      }
+    })
+  }
+
+  async get(sandboxID: string): Promise<SandboxInfo | undefined> {
+    const record = await this.parts.records.read(sandboxID)
+    return record && record.state !== 'creating' ? info(record) : undefined
+  }
+
+  async list(): Promise<SandboxInfo[]> {
+    const all = await this.parts.records.all()
+    return all.flatMap(({ record }) =>
+      record && record.state !== 'creating' ? [info(record)] : [],
+    )
+  }
+
+  pause(sandboxID: string): Promise<void> {
+    return this.transition(sandboxID, 'running', 'paused', 'pause', (id) =>
+      this.parts.runtime.pause(id),
+    )
+  }
+
+  resume(sandboxID: string): Promise<void> {
+    return this.transition(sandboxID, 'paused', 'running', 'resume', (id) =>
+      this.parts.runtime.resume(id),
+    )
+  }
+
+  updateNetwork(sandboxID: string, egress: SandboxRequest['egress']): Promise<void> {
+    return this.exclusive(sandboxID, async () => {
+      const record = await this.existing(sandboxID)
+      await this.parts.network.update(sandboxID, egress)
+      await this.parts.records.save({ ...record, egress })
+    })
+  }
+
+  kill(sandboxID: string): Promise<void> {
+    return this.exclusive(sandboxID, async () => {
+      await this.existing(sandboxID)
+      await removeSandboxHost(this.parts, sandboxID)
+      this.parts.config.logger.info({ sandboxID }, 'sandbox killed')
+    })
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.busy.values())
+  }
+
+  private transition(
+    sandboxID: string,
+    from: SandboxRecord['state'],
+    to: SandboxRecord['state'],
+    operation: string,
+    act: (containerID: string) => Promise<void>,
+  ): Promise<void> {
+    return this.exclusive(sandboxID, async () => {
+      const record = await this.existing(sandboxID)
+      if (record.state !== from) throw new SandboxStateError(sandboxID, record.state, operation)
+      await act(this.containerID(sandboxID))
+      await this.parts.records.save({ ...record, state: to })
+    })
+  }
+
+  private async existing(sandboxID: string): Promise<SandboxRecord> {
+    const record = await this.parts.records.read(sandboxID)
+    if (!record || record.state === 'creating') throw new SandboxNotFoundError(sandboxID)
+    return record
+  }
+
+  private containerID(sandboxID: string): string {
+    return `${this.parts.config.prefix}-${sandboxID}`
+  }
+
+  /** Runs `work` after any operation already running on the same sandbox. */
+  private exclusive<T>(sandboxID: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.busy.get(sandboxID) ?? Promise.resolve()
+    const next = previous.catch(() => undefined).then(work)
+    this.busy.set(sandboxID, next)
+    const forget = (): void => {
+      if (this.busy.get(sandboxID) === next) this.busy.delete(sandboxID)
+    }
+    next.then(forget, forget)
+    return next
+  }
+}
+
+function info(record: SandboxRecord): SandboxInfo {
+  const address = record.address ?? ''
+  return {
+    sandboxID: record.sandboxID,
+    templateID: record.templateID,
+    state: record.state === 'paused' ? 'paused' : 'running',
+    runtime: record.runtime,
+    cpuCount: record.cpuCount,
+    memoryMB: record.memoryMB,
+    address,
+    envdURL: envdURL(address),
+    createdAt: new Date(record.createdAt),
+  }
+}

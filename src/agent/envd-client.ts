@@ -1,0 +1,48 @@
+import { ENVD_PORT } from '../envd/index.js'
+
+/** The URL of a sandbox's envd, from the host side. */
+export function envdURL(sandboxAddress: string): string {
+  return `http://${sandboxAddress}:${ENVD_PORT}`
+}
+
+/**
+ * Polls envd's `/health` until it answers 204. `stillStarting` is checked between polls so a
+ * container that died fails fast instead of waiting for the deadline.
+ */
+export async function waitForEnvd(
+  url: string,
+  options: { timeoutMs: number; stillStarting: () => Promise<boolean> },
+): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs
+  for (;;) {
+    const healthy = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
+      (response) => response.status === 204,
+      () => false,
+    )
+    if (healthy) return
+    if (Date.now() > deadline)
+      throw new Error(`envd at ${url} did not answer within ${options.timeoutMs} ms`)
+    if (!(await options.stillStarting()))
+      throw new Error(`the sandbox stopped before envd answered`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+/** What the agent pushes to envd after boot (wire contract §3.3 `/init`). */
+export interface EnvdInit {
+  envVars: Record<string, string>
+  accessToken?: string | undefined
+  defaultUser: string
+  defaultWorkdir: string
+}
+
+export async function initEnvd(url: string, init: EnvdInit): Promise<void> {
+  const response = await fetch(`${url}/init`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...init, timestamp: new Date().toISOString() }),
+  })
+  if (response.status !== 204) {
+    throw new Error(`envd /init answered ${response.status}: ${await response.text()}`)
+  }
+}

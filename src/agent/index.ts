@@ -1,0 +1,94 @@
+import type { Logger } from '../logger.js'
+import type { EgressPolicy } from './network/network.js'
+import type { RuntimeName } from './runtime/runtime.js'
+
+export {
+  AgentError,
+  SandboxNotFoundError,
+  SandboxStateError,
+  TemplateNotFoundError,
+} from './errors.js'
+export type { EgressPolicy, RuntimeName }
+
+/** How an agent runs sandboxes on this host. */
+export interface AgentConfig {
+  /** Where records, upper layers, bundles and the toolbox live (default /var/lib/sandbar). */
+  dataDir: string
+  /** Where template layers are cached, in `<dir>/layers/` (default: the data directory). */
+  templatesDir?: string
+  /** Prefix of every host object the agent makes (2–5 chars; see host-names.ts). */
+  prefix: string
+  runtime: RuntimeName
+  /** Path of the runtime binary, when not on PATH under its own name. */
+  runtimeBinary?: string
+  /** IPv4 pool that sandbox /30 networks come from. */
+  addressPool: string
+  /** Masquerade sandbox traffic to the internet; off, it never leaves the host's uplink. */
+  masquerade: boolean
+  /** Host ID that root inside sandboxes maps to (user namespace of 65536 IDs). */
+  idShift: number
+  /** Process limit per sandbox. */
+  pidsLimit: number
+  /** Directory holding the built envd (`<dir>/envd/envd.mjs`), from scripts/build.mjs. */
+  envdBuildDir: string
+  logger: Logger
+}
+
+/** What `create` needs to start one sandbox. */
+export interface SandboxRequest {
+  sandboxID: string
+  templateID: string
+  cpuCount: number
+  memoryMB: number
+  /** Default env vars of user processes (`/init` envVars). */
+  envVars: Record<string, string>
+  /** envd access token; unset = envd open to anyone who reaches it. */
+  accessToken?: string
+  egress: EgressPolicy
+}
+
+export type SandboxState = 'running' | 'paused'
+
+/** A sandbox as the agent reports it. */
+export interface SandboxInfo {
+  sandboxID: string
+  templateID: string
+  state: SandboxState
+  runtime: RuntimeName
+  cpuCount: number
+  memoryMB: number
+  /** The sandbox's own address, and envd's URL at it (reachable from this host). */
+  address: string
+  envdURL: string
+  createdAt: Date
+}
+
+/** What reconcile found at start and did about it. */
+export interface ReconcileReport {
+  adopted: string[]
+  removed: string[]
+}
+
+/**
+ * The agent role (DESIGN.md): turns "start a sandbox from template T with these settings"
+ * into an isolated container with envd answering, and pauses, resumes, updates and removes
+ * it. Sandboxes survive the agent: `close` leaves them running and the next agent adopts them.
+ */
+export interface Agent {
+  create(request: SandboxRequest): Promise<SandboxInfo>
+  get(sandboxID: string): Promise<SandboxInfo | undefined>
+  list(): Promise<SandboxInfo[]>
+  /** Freezes every process of the sandbox (cgroup freezer); memory stays. */
+  pause(sandboxID: string): Promise<void>
+  resume(sandboxID: string): Promise<void>
+  /** Replaces the egress rules of a running sandbox, live. */
+  updateNetwork(sandboxID: string, egress: EgressPolicy): Promise<void>
+  /** Removes the sandbox and everything it had on the host. */
+  kill(sandboxID: string): Promise<void>
+  /** What reconcile did when this agent started. */
+  readonly reconciled: ReconcileReport
+  /** Stops the agent; sandboxes keep running. */
+  close(): Promise<void>
+}
+
+export { createAgent } from './create-agent.js'

@@ -1,0 +1,57 @@
+import type { Logger } from '../logger.js'
+import { hostNames } from './host-names.js'
+import type { ReconcileReport } from './index.js'
+import { isMounted } from './rootfs/overlay.js'
+import { type HostParts, removeSandboxHost, sandboxPaths } from './sandbox-host.js'
+
+/**
+ * Makes the host agree with the agent's records (DESIGN.md "Restart is normal"): a sandbox
+ * whose record, container, network and root mount all exist is adopted; anything else with
+ * the agent's prefix — a half-created sandbox, a container or netns without a record — is
+ * removed. Every decision is logged.
+ */
+export async function reconcile(parts: HostParts, logger: Logger): Promise<ReconcileReport> {
+  const { prefix } = parts.config
+  const containers = new Map((await parts.runtime.list()).map((c) => [c.id, c]))
+  const namespaces = new Set(await parts.network.present())
+  const report: ReconcileReport = { adopted: [], removed: [] }
+  const known = new Set<string>()
+
+  for (const { sandboxID, record } of await parts.records.all()) {
+    known.add(sandboxID)
+    const container = containers.get(hostNames(prefix, sandboxID).container)
+    const alive = container?.status === 'running' || container?.status === 'paused'
+    const complete =
+      record !== undefined &&
+      record.state !== 'creating' &&
+      alive &&
+      namespaces.has(sandboxID) &&
+      (await isMounted(sandboxPaths(parts.records, sandboxID).rootfs))
+    if (complete && container) {
+      const state = container.status === 'paused' ? 'paused' : 'running'
+      if (record.state !== state) await parts.records.save({ ...record, state })
+      report.adopted.push(sandboxID)
+      logger.info({ sandboxID, state }, 'reconcile: adopted sandbox')
+    } else {
+      await removeSandboxHost(parts, sandboxID)
+      report.removed.push(sandboxID)
+      logger.warn(
+        { sandboxID, hadRecord: record !== undefined, alive },
+        'reconcile: removed incomplete sandbox',
+      )
+    }
+  }
+
+  const orphans = new Set<string>()
+  for (const id of containers.keys()) {
+    if (id.startsWith(`${prefix}-`)) orphans.add(id.slice(prefix.length + 1))
+  }
+  for (const sandboxID of namespaces) orphans.add(sandboxID)
+  for (const sandboxID of orphans) {
+    if (known.has(sandboxID)) continue
+    await removeSandboxHost(parts, sandboxID)
+    report.removed.push(sandboxID)
+    logger.warn({ sandboxID }, 'reconcile: removed orphaned host objects')
+  }
+  return report
+}

@@ -1,0 +1,101 @@
+import { chown, mkdir } from 'node:fs/promises'
+import path from 'node:path'
+import { ENVD_PORT } from '../envd/index.js'
+import { hostNames } from './host-names.js'
+import type { AgentConfig } from './index.js'
+import type { NetworkManager, SandboxNetwork } from './network/network.js'
+import { BASE_HOSTNAME } from './rootfs/base-template.js'
+import { mountOverlay, unmountOverlay } from './rootfs/overlay.js'
+import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
+import type { Runtime } from './runtime/runtime.js'
+import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
+
+/** The agent's parts that build and remove a sandbox's host objects. */
+export interface HostParts {
+  config: AgentConfig
+  runtime: Runtime
+  network: NetworkManager
+  toolbox: Toolbox
+  records: SandboxRecords
+}
+
+/** Where one sandbox's files live under its record directory. */
+export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
+  const dir = records.dir(sandboxID)
+  return {
+    upper: path.join(dir, 'upper'),
+    work: path.join(dir, 'work'),
+    rootfs: path.join(dir, 'rootfs'),
+    bundle: path.join(dir, 'bundle'),
+  }
+}
+
+/**
+ * Builds a sandbox's host objects in dependency order: network, overlay root, container.
+ * The caller removes whatever exists if this throws.
+ */
+export async function startSandboxHost(
+  parts: HostParts,
+  record: SandboxRecord,
+  layers: TemplateLayers,
+): Promise<SandboxNetwork> {
+  const { config } = parts
+  const names = hostNames(config.prefix, record.sandboxID)
+  const network = await parts.network.setup(record.sandboxID, record.slot, record.egress)
+  const paths = sandboxPaths(parts.records, record.sandboxID)
+  for (const dir of [paths.upper, paths.work, paths.rootfs, paths.bundle]) {
+    await mkdir(dir, { recursive: true })
+  }
+  // The upper layer is the sandbox root's own: root inside is idShift outside.
+  await chown(paths.upper, config.idShift, config.idShift)
+  await chown(paths.work, config.idShift, config.idShift)
+  await mountOverlay({
+    lower: layers.layers,
+    upper: paths.upper,
+    work: paths.work,
+    target: paths.rootfs,
+  })
+  await parts.runtime.run({
+    id: names.container,
+    bundleDir: paths.bundle,
+    rootfs: paths.rootfs,
+    readonlyBinds: [{ source: parts.toolbox.dir, destination: parts.toolbox.mountPoint }],
+    netnsPath: network.netnsPath,
+    cgroupsPath: names.cgroupPath,
+    idMap: { hostID: config.idShift, size: 65536 },
+    // The base template's /etc/hosts names this host, so sudo and friends resolve it.
+    hostname: BASE_HOSTNAME,
+    resources: { cpuCount: record.cpuCount, memoryMB: record.memoryMB, pids: config.pidsLimit },
+    process: {
+      args: parts.toolbox.initArgs(ENVD_PORT),
+      env: envdEnvironment(record, parts.toolbox),
+      cwd: '/',
+    },
+  })
+  return network
+}
+
+/** envd's own environment: what it passes on to user processes, and its toolbox switches. */
+function envdEnvironment(record: SandboxRecord, toolbox: Toolbox): Record<string, string> {
+  return {
+    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    HOME: '/root',
+    E2B_SANDBOX_ID: record.sandboxID,
+    E2B_TEMPLATE_ID: record.templateID,
+    SANDBAR_TOOLBOX: toolbox.mountPoint,
+    SANDBAR_PORT_FORWARD: '1',
+  }
+}
+
+/**
+ * Removes a sandbox's host objects in reverse order: container (with its processes and
+ * cgroups), overlay mount, network, then its directory. Each step tolerates what is already
+ * gone, so this also cleans up after a crash at any point.
+ */
+export async function removeSandboxHost(parts: HostParts, sandboxID: string): Promise<void> {
+  const names = hostNames(parts.config.prefix, sandboxID)
+  await parts.runtime.remove(names.container)
+  await unmountOverlay(sandboxPaths(parts.records, sandboxID).rootfs)
+  await parts.network.teardown(sandboxID)
+  await parts.records.remove(sandboxID)
+}

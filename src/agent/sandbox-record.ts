@@ -1,0 +1,74 @@
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import * as z from 'zod/mini'
+
+const recordSchema = z.object({
+  sandboxID: z.string(),
+  templateID: z.string(),
+  runtime: z.enum(['crun', 'runc', 'runsc']),
+  slot: z.number(),
+  /** The sandbox's address, once its network exists. */
+  address: z.optional(z.string()),
+  cpuCount: z.number(),
+  memoryMB: z.number(),
+  envVars: z.record(z.string(), z.string()),
+  accessToken: z.optional(z.string()),
+  egress: z.object({ allowOut: z.array(z.string()), denyOut: z.array(z.string()) }),
+  state: z.enum(['creating', 'running', 'paused']),
+  createdAt: z.string(),
+})
+
+/**
+ * What the agent remembers about one sandbox, in `<dataDir>/sandboxes/<id>/sandbox.json`.
+ * Written before any host object exists, so a crash mid-create leaves a record that reconcile
+ * finds and cleans up.
+ */
+export type SandboxRecord = z.infer<typeof recordSchema>
+
+/** The agent's sandbox records on disk. */
+export class SandboxRecords {
+  constructor(private readonly root: string) {}
+
+  dir(sandboxID: string): string {
+    return path.join(this.root, sandboxID)
+  }
+
+  /** Writes atomically (temp file + rename), so a crash never leaves half a record. */
+  async save(record: SandboxRecord): Promise<void> {
+    const dir = this.dir(record.sandboxID)
+    await mkdir(dir, { recursive: true, mode: 0o711 })
+    const temp = path.join(dir, 'sandbox.json.tmp')
+    await writeFile(temp, JSON.stringify(record, null, 2), { mode: 0o600 })
+    await rename(temp, path.join(dir, 'sandbox.json'))
+  }
+
+  /** Every readable record; a directory without a valid record is reported as undefined. */
+  async all(): Promise<{ sandboxID: string; record: SandboxRecord | undefined }[]> {
+    const names = await readdir(this.root).catch(() => [])
+    return Promise.all(
+      names.map(async (sandboxID) => ({ sandboxID, record: await this.read(sandboxID) })),
+    )
+  }
+
+  async read(sandboxID: string): Promise<SandboxRecord | undefined> {
+    const text = await readFile(path.join(this.dir(sandboxID), 'sandbox.json'), 'utf8').catch(
+      () => undefined,
+    )
+    if (text === undefined) return undefined
+    const parsed = recordSchema.safeParse(JSON.parse(text))
+    return parsed.success ? parsed.data : undefined
+  }
+
+  /** Removes the sandbox's directory (record, upper layer, bundle). Unmount first. */
+  async remove(sandboxID: string): Promise<void> {
+    await rm(this.dir(sandboxID), { recursive: true, force: true })
+  }
+}
+
+/** The lowest network slot no record holds. */
+export function freeSlot(taken: Iterable<number>): number {
+  const used = new Set(taken)
+  let slot = 0
+  while (used.has(slot)) slot++
+  return slot
+}

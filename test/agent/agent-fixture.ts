@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, readdir, readFile, rm, rmdir } from 'node:fs/promises'
+import { pino } from 'pino'
+import { inject } from 'vitest'
+import { runHostCommand } from '../../src/agent/host-command.js'
+import { type Agent, type AgentConfig, createAgent } from '../../src/agent/index.js'
+
+/**
+ * Template layers are cached across runs here: building `base` takes about a minute, and the
+ * cache is keyed by its recipe, so it is reused, never leaked.
+ */
+export const TEMPLATE_CACHE = '/var/cache/sandbar-test/templates'
+
+/** A unique agent prefix for one test file: `sbt` + two random characters. */
+export function testPrefix(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789'
+  const [a = 0, b = 0] = randomBytes(2)
+  return `sbt${alphabet[a % 36]}${alphabet[b % 36]}`
+}
+
+export interface TestAgent {
+  agent: Agent
+  config: AgentConfig
+  /** Kills the agent's sandboxes, removes its table and data, and reports any leak. */
+  dispose(): Promise<string[]>
+}
+
+export async function startTestAgent(overrides: Partial<AgentConfig> = {}): Promise<TestAgent> {
+  const config: AgentConfig = {
+    dataDir: await mkdtemp('/tmp/sbt-agent-'),
+    templatesDir: TEMPLATE_CACHE,
+    prefix: testPrefix(),
+    runtime: 'crun',
+    addressPool: '10.231.0.0/16',
+    masquerade: false,
+    idShift: 100000,
+    pidsLimit: 512,
+    envdBuildDir: inject('envdBuildDir'),
+    logger: pino({ level: process.env.SANDBAR_LOG_LEVEL ?? 'silent' }),
+    ...overrides,
+  }
+  const agent = await createAgent(config)
+  return {
+    agent,
+    config,
+    dispose: async () => {
+      for (const sandbox of await agent.list()) await agent.kill(sandbox.sandboxID)
+      await agent.close()
+      const leaks = await hostLeaks(config)
+      await runHostCommand('nft', ['delete', 'table', 'inet', `sandbar_${config.prefix}`]).catch(
+        () => undefined,
+      )
+      await rm(config.dataDir, { recursive: true, force: true })
+      // The shared parent of the agent's sandbox cgroups, one per hierarchy.
+      for (const controller of await readdir('/sys/fs/cgroup').catch(() => [])) {
+        await rmdir(`/sys/fs/cgroup/${controller}/sandbar-${config.prefix}`).catch(() => undefined)
+      }
+      return leaks
+    },
+  }
+}
+
+/**
+ * What an agent's sandboxes left on the host: netns, nft chains, mounts, cgroups, containers
+ * and processes carrying its prefix or living under its data directory.
+ */
+export async function hostLeaks(config: AgentConfig): Promise<string[]> {
+  const { prefix, dataDir } = config
+  const leaks: string[] = []
+  const netns = await runHostCommand('ip', ['netns', 'list'])
+  for (const line of netns.split('\n'))
+    if (line.startsWith(`${prefix}-`)) leaks.push(`netns ${line}`)
+  const mounts = await readFile('/proc/self/mountinfo', 'utf8')
+  for (const line of mounts.split('\n')) if (line.includes(dataDir)) leaks.push(`mount ${line}`)
+  const links = await runHostCommand('ip', ['-o', 'link'])
+  for (const line of links.split('\n')) if (line.includes(` ${prefix}h`)) leaks.push(`link ${line}`)
+  const table = await runHostCommand('nft', ['list', 'table', 'inet', `sandbar_${prefix}`]).catch(
+    () => '',
+  )
+  for (const line of table.split('\n')) {
+    if (/^\s*(chain sandbox_|set (allow|deny)_)/.test(line)) leaks.push(`nft ${line.trim()}`)
+  }
+  for (const controller of await readdir('/sys/fs/cgroup').catch(() => [])) {
+    const dir = `/sys/fs/cgroup/${controller}/sandbar-${prefix}`
+    const children = await readdir(dir, { withFileTypes: true }).catch(() => [])
+    for (const child of children) if (child.isDirectory()) leaks.push(`cgroup ${dir}/${child.name}`)
+  }
+  const containers = await runHostCommand(config.runtime, [
+    '--root',
+    `${dataDir}/runtime/${config.runtime}`,
+    'list',
+    '-q',
+  ]).catch(() => '')
+  for (const id of containers.split('\n')) if (id.trim()) leaks.push(`container ${id}`)
+  return leaks
+}

@@ -1,0 +1,89 @@
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { mkdtemp } from 'node:fs/promises'
+import { createInterface } from 'node:readline'
+import { describe, expect, inject, it } from 'vitest'
+import { runHostCommand } from '../../src/agent/host-command.js'
+import { SandboxRecords } from '../../src/agent/sandbox-record.js'
+import { sandboxForEnvd } from '../support/sdk-sandbox.js'
+import { hostLeaks, startTestAgent, TEMPLATE_CACHE, testPrefix } from './agent-fixture.js'
+
+const sandboxID = () => `i${randomBytes(10).toString('hex')}`
+
+describe('reconcile', () => {
+  it('adopts the sandboxes of an agent that was SIGKILLed, and they keep working', async () => {
+    const prefix = testPrefix()
+    const dataDir = await mkdtemp('/tmp/sbt-agent-')
+    const config = {
+      dataDir,
+      templatesDir: TEMPLATE_CACHE,
+      prefix,
+      runtime: 'crun',
+      addressPool: '10.231.0.0/16',
+      masquerade: false,
+      idShift: 100000,
+      pidsLimit: 512,
+      envdBuildDir: inject('envdBuildDir'),
+    }
+    const id = sandboxID()
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'test/agent/agent-process.ts', JSON.stringify(config), id],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    const exited = once(child, 'exit')
+    try {
+      const [line] = (await once(
+        createInterface({ input: child.stdout ?? process.stdin }),
+        'line',
+      )) as [string]
+      expect(JSON.parse(line)).toMatchObject({ sandboxID: id, state: 'running' })
+    } finally {
+      child.kill('SIGKILL')
+      await exited
+    }
+
+    const test = await startTestAgent({ dataDir, prefix })
+    try {
+      expect(test.agent.reconciled).toEqual({ adopted: [id], removed: [] })
+      const info = await test.agent.get(id)
+      expect(info?.state).toBe('running')
+      const result = await sandboxForEnvd(info?.envdURL ?? '').commands.run('echo adopted')
+      expect(result.stdout).toBe('adopted\n')
+    } finally {
+      expect(await test.dispose()).toEqual([])
+    }
+  })
+
+  it('removes a half-created sandbox and orphaned host objects', async () => {
+    const test = await startTestAgent()
+    const { prefix, dataDir } = test.config
+    await test.agent.close()
+    const halfMade = sandboxID()
+    const orphan = sandboxID()
+    await new SandboxRecords(`${dataDir}/sandboxes`).save({
+      sandboxID: halfMade,
+      templateID: 'base',
+      runtime: 'crun',
+      slot: 7,
+      cpuCount: 1,
+      memoryMB: 256,
+      envVars: {},
+      egress: { allowOut: [], denyOut: [] },
+      state: 'creating',
+      createdAt: new Date().toISOString(),
+    })
+    await runHostCommand('ip', ['netns', 'add', `${prefix}-${halfMade}`])
+    await runHostCommand('ip', ['netns', 'add', `${prefix}-${orphan}`])
+
+    const again = await startTestAgent({ dataDir, prefix })
+    try {
+      expect(again.agent.reconciled.adopted).toEqual([])
+      expect([...again.agent.reconciled.removed].sort()).toEqual([halfMade, orphan].sort())
+      expect(await hostLeaks(again.config)).toEqual([])
+    } finally {
+      expect(await again.dispose()).toEqual([])
+    }
+  })
+})

@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto'
+import { CommandExitError } from 'e2b'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SandboxInfo } from '../../src/agent/index.js'
+import { sandboxForEnvd } from '../support/sdk-sandbox.js'
+import { startTestAgent, type TestAgent } from './agent-fixture.js'
+
+const sandboxID = () => `i${randomBytes(10).toString('hex')}`
+
+function request(id: string) {
+  return {
+    sandboxID: id,
+    templateID: 'base',
+    cpuCount: 1,
+    memoryMB: 256,
+    envVars: { SBT_FROM_INIT: 'yes' },
+    egress: { allowOut: [], denyOut: [] },
+  }
+}
+
+let test: TestAgent
+let info: SandboxInfo
+
+beforeAll(async () => {
+  test = await startTestAgent()
+  info = await test.agent.create(request(sandboxID()))
+})
+
+afterAll(async () => {
+  const leaks = await test?.dispose()
+  expect(leaks).toEqual([])
+})
+
+describe('a sandbox on the agent', () => {
+  it('runs commands through envd as user and as root, with the E2B variables', async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    const asUser = await sandbox.commands.run('echo "$(id -un):$(pwd):$SBT_FROM_INIT:$E2B_SANDBOX"')
+    expect(asUser.stdout).toBe('user:/home/user:yes:true\n')
+    const asRoot = await sandbox.commands.run('id -u; echo $E2B_SANDBOX_ID', { user: 'root' })
+    expect(asRoot.stdout).toBe(`0\n${info.sandboxID}\n`)
+    const sudo = await sandbox.commands.run('sudo -n id -u')
+    expect(sudo.stdout).toBe('0\n')
+  })
+
+  it('reads and writes files as the user, with the base template tools', async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    await sandbox.files.write('/home/user/hello.py', 'print("hello from python")')
+    expect((await sandbox.files.getInfo('/home/user/hello.py')).owner).toBe('user')
+    const result = await sandbox.commands.run(
+      'python3 hello.py && node -e "console.log(1+1)" && git --version',
+    )
+    expect(result.stdout).toMatch(/^hello from python\n2\ngit version /)
+  })
+
+  it('cannot see host processes or files, and root inside is unprivileged outside', async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    const processes = await sandbox.commands.run('ls /proc | grep -c "^[0-9]"')
+    expect(Number(processes.stdout)).toBeLessThan(15)
+    const hostOnly = await sandbox.commands.run(
+      `test -e ${test.config.dataDir} && echo visible || echo hidden`,
+    )
+    expect(hostOnly.stdout).toBe('hidden\n')
+    const write = sandbox.commands.run('touch /.sandbar/sbt-escape', { user: 'root' })
+    await expect(write).rejects.toBeInstanceOf(CommandExitError)
+    const uidMap = await sandbox.commands.run('cat /proc/self/uid_map', { user: 'root' })
+    expect(uidMap.stdout.trim().split(/\s+/)).toEqual(['0', String(test.config.idShift), '65536'])
+  })
+
+  it('survives a fork bomb: the pids limit holds', async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    const bomb = await sandbox.commands.run('bomb() { bomb | bomb & }; bomb', {
+      background: true,
+      timeoutMs: 3_000,
+    })
+    await new Promise((resolve) => setTimeout(resolve, 2_000))
+    const count = await sandbox.commands
+      .run('ls /proc | grep -c "^[0-9]"', { user: 'root', timeoutMs: 10_000 })
+      .catch(() => undefined)
+    if (count) expect(Number(count.stdout)).toBeLessThanOrEqual(test.config.pidsLimit + 5)
+    await bomb.kill()
+    await expect
+      .poll(
+        async () =>
+          (await sandbox.commands.run('echo alive', { timeoutMs: 5_000 }).catch(() => undefined))
+            ?.stdout,
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBe('alive\n')
+  })
+
+  it('OOM-kills a memory hog, not envd', async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    const hog = sandbox.commands.run(
+      'python3 -c "x = bytearray(1024 * 1024 * 1024); print(len(x))"',
+    )
+    await expect(hog).rejects.toMatchObject({ exitCode: -1, error: 'signal: killed' })
+    expect((await sandbox.commands.run('echo still here')).stdout).toBe('still here\n')
+  })
+
+  it('pause stops a counter and resume continues it', async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    await sandbox.commands.run(
+      'i=0; while true; do i=$((i+1)); echo $i > /tmp/counter; sleep 0.05; done',
+      {
+        background: true,
+        timeoutMs: 0,
+      },
+    )
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await test.agent.pause(info.sandboxID)
+    expect((await test.agent.get(info.sandboxID))?.state).toBe('paused')
+    const upper = `${test.config.dataDir}/sandboxes/${info.sandboxID}/upper/tmp/counter`
+    const { readFile } = await import('node:fs/promises')
+    const frozen = await readFile(upper, 'utf8')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(await readFile(upper, 'utf8')).toBe(frozen)
+    await test.agent.resume(info.sandboxID)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(Number(await readFile(upper, 'utf8'))).toBeGreaterThan(Number(frozen))
+  })
+
+  it('kill removes the sandbox and everything it had', async () => {
+    const other = await test.agent.create(request(sandboxID()))
+    await test.agent.kill(other.sandboxID)
+    expect(await test.agent.get(other.sandboxID)).toBeUndefined()
+    const healthy = await fetch(`${other.envdURL}/health`, {
+      signal: AbortSignal.timeout(1_000),
+    }).then(
+      () => true,
+      () => false,
+    )
+    expect(healthy).toBe(false)
+  })
+})

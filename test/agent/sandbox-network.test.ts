@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Sandbox } from 'e2b'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SandboxInfo } from '../../src/agent/index.js'
+import { sandboxForEnvd } from '../support/sdk-sandbox.js'
+import { startTestAgent, type TestAgent } from './agent-fixture.js'
+import { startTestNetworkHost, type TestNetworkHost } from './test-network-host.js'
+
+let test: TestAgent
+let external: TestNetworkHost
+let a: SandboxInfo
+let b: SandboxInfo
+
+const create = (egress = { allowOut: [] as string[], denyOut: [] as string[] }) =>
+  test.agent.create({
+    sandboxID: `i${randomBytes(10).toString('hex')}`,
+    templateID: 'base',
+    cpuCount: 1,
+    memoryMB: 256,
+    envVars: {},
+    egress,
+  })
+
+/** Exit code of an HTTP GET from inside the sandbox: 0 reached, anything else blocked. */
+async function curl(sandbox: Sandbox, url: string): Promise<string> {
+  const result = await sandbox.commands.run(`curl -s --max-time 2 ${url} || echo "blocked $?"`)
+  return result.stdout
+}
+
+beforeAll(async () => {
+  test = await startTestAgent()
+  external = await startTestNetworkHost(test.config.prefix, randomBytes(1)[0] ?? 7)
+  a = await create()
+  b = await create()
+})
+
+afterAll(async () => {
+  await external?.stop()
+  expect(await test?.dispose()).toEqual([])
+})
+
+describe('sandbox networking', () => {
+  it('reaches a test host by default, and egress rules change live', async () => {
+    const sandbox = sandboxForEnvd(a.envdURL)
+    const target = `http://${external.address}:8080/`
+    expect(await curl(sandbox, target)).toBe('external')
+    await test.agent.updateNetwork(a.sandboxID, { allowOut: [], denyOut: [external.address] })
+    expect(await curl(sandbox, target)).toMatch(/^blocked/)
+    await test.agent.updateNetwork(a.sandboxID, {
+      allowOut: [`${external.address.replace(/\.\d+$/, '.0')}/30`],
+      denyOut: ['0.0.0.0/0'],
+    })
+    expect(await curl(sandbox, target)).toBe('external')
+    await test.agent.updateNetwork(a.sandboxID, { allowOut: [], denyOut: ['10.232.0.0/16'] })
+    expect(await curl(sandbox, target)).toMatch(/^blocked/)
+    await test.agent.updateNetwork(a.sandboxID, { allowOut: [], denyOut: [] })
+  })
+
+  it('keeps sandboxes apart, while the host reaches each', async () => {
+    const server = sandboxForEnvd(b.envdURL)
+    await server.commands.run('python3 -m http.server 8000 --bind 0.0.0.0', {
+      background: true,
+      timeoutMs: 0,
+    })
+    await expect
+      .poll(
+        () =>
+          fetch(`http://${b.address}:8000/`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        { timeout: 10_000 },
+      )
+      .toBe(200)
+    expect(await curl(sandboxForEnvd(a.envdURL), `http://${b.address}:8000/`)).toMatch(/^blocked/)
+  })
+
+  it('cannot reach a service on the host', async () => {
+    const server = http.createServer((_req, res) => res.end('host'))
+    server.listen(0, '0.0.0.0')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    try {
+      const sandbox = sandboxForEnvd(a.envdURL)
+      const gateway = (
+        await sandbox.commands.run("ip route | awk '/default/ {print $3}'")
+      ).stdout.trim()
+      expect(gateway).toMatch(/^10\.231\./)
+      expect(await curl(sandbox, `http://${gateway}:${port}/`)).toMatch(/^blocked/)
+    } finally {
+      server.close()
+    }
+  })
+
+  it('forwards a service bound to 127.0.0.1 inside to the sandbox address', async () => {
+    const sandbox = sandboxForEnvd(a.envdURL)
+    await sandbox.commands.run('python3 -m http.server 9000 --bind 127.0.0.1', {
+      background: true,
+      timeoutMs: 0,
+    })
+    await expect
+      .poll(
+        () =>
+          fetch(`http://${a.address}:9000/`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        { timeout: 10_000 },
+      )
+      .toBe(200)
+  })
+})
