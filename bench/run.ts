@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { initEnvd, startNamespacedEnvd } from '../test/e2e/envd-namespace.js'
+import { benchAgent } from './agent.bench.js'
 import { benchExec } from './envd-exec.bench.js'
 import { benchFiles } from './envd-files.bench.js'
 import { benchStart } from './envd-start.bench.js'
@@ -27,6 +28,17 @@ try {
     await benchFiles(sandbox, envd.homeOnHost)
   } finally {
     await envd.stop()
+  }
+  const agentDir = await mkdtemp('/tmp/sbt-bench-agent-')
+  try {
+    // The template cache the agent tests fill, so the bench does not build base again.
+    await benchAgent({
+      dataDir: agentDir,
+      templatesDir: '/var/cache/sandbar-test/templates',
+      envdBuildDir: buildDir,
+    })
+  } finally {
+    await rm(agentDir, { recursive: true, force: true })
   }
 } finally {
   await rm(buildDir, { recursive: true, force: true })

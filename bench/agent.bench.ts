@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto'
+import { readFile, writeFile } from 'node:fs/promises'
+import { pino } from 'pino'
+import { runHostCommand } from '../src/agent/host-command.js'
+import { hostNames } from '../src/agent/host-names.js'
+import { type Agent, createAgent, type SandboxInfo } from '../src/agent/index.js'
+import { sandboxForEnvd } from '../test/support/sdk-sandbox.js'
+import { ms, percentile, report, sampleMs, timeMs } from './stats.js'
+
+const CREATES = 20
+const DENSITY = 50
+
+const request = () => ({
+  sandboxID: `i${randomBytes(10).toString('hex')}`,
+  templateID: 'base',
+  cpuCount: 1,
+  memoryMB: 256,
+  envVars: {},
+  egress: { allowOut: [], denyOut: [] },
+})
+
+/**
+ * The agent's figures (issue 3), each beside a floor from the same run: create → envd health
+ * against a bare `crun run -d` of a container on the same rootfs; `commands.run('true')`
+ * against `crun exec <id> true`; pause+resume against raw freezer writes; memory per idle
+ * sandbox over 50.
+ */
+export async function benchAgent(options: {
+  dataDir: string
+  templatesDir: string
+  envdBuildDir: string
+}) {
+  const prefix = `sbb${randomBytes(1).toString('hex').slice(0, 2)}`.slice(0, 5)
+  const agent = await createAgent({
+    ...options,
+    prefix,
+    runtime: 'crun',
+    addressPool: '10.231.0.0/16',
+    masquerade: false,
+    idShift: 100000,
+    pidsLimit: 1024,
+    logger: pino({ level: 'silent' }),
+  })
+  try {
+    await benchCreate(agent, prefix, options.dataDir)
+    const sandbox = await agent.create(request())
+    await benchExec(sandbox, prefix, options.dataDir)
+    await benchPause(agent, sandbox, prefix)
+    await benchDensity(agent)
+  } finally {
+    for (const sandbox of await agent.list()) await agent.kill(sandbox.sandboxID)
+    await agent.close()
+    await runHostCommand('nft', ['delete', 'table', 'inet', `sandbar_${prefix}`]).catch(
+      () => undefined,
+    )
+  }
+}
+
+async function benchCreate(agent: Agent, prefix: string, dataDir: string): Promise<void> {
+  const created: string[] = []
+  const times = await sampleMs(CREATES, 1, async () => {
+    const info = await agent.create(request())
+    created.push(info.sandboxID)
+  })
+  const floor: number[] = []
+  for (const sandboxID of created.slice(0, 10)) {
+    const container = `${hostNames(prefix, sandboxID).container}-floor`
+    const root = `${dataDir}/runtime/crun`
+    // The sandbox's own spec and rootfs, with a bare process and a cgroup of its own.
+    const bundle = `${dataDir}/sandboxes/${sandboxID}/bundle`
+    const config = JSON.parse(await readFile(`${bundle}/config.json`, 'utf8'))
+    config.process.args = ['/bin/sleep', '30']
+    config.linux.cgroupsPath = `${config.linux.cgroupsPath}-floor`
+    await writeFile(`${bundle}/config.json`, JSON.stringify(config))
+    floor.push(await timeMs(() => crunRun(root, container, bundle)))
+    await runHostCommand('crun', ['--root', root, 'delete', '--force', container])
+  }
+  for (const id of created) await agent.kill(id)
+  for (const p of [50, 99]) {
+    const figure = percentile(times, p)
+    const base = percentile(floor, p)
+    report({
+      name: `create → envd /health p${p}`,
+      figure: ms(figure),
+      floor: `bare crun run -d ${ms(base)}`,
+      ratio: figure / base,
+      target: p === 50 ? '≤ 150 ms absolute' : 'reported',
+      ok: p !== 50 || figure <= 150,
+    })
+  }
+}
+
+/**
+ * crun 1.8.1 on a hybrid-cgroup host needs the private-mount-namespace wrapper (host-facts);
+ * the container's output goes to a file, or the detached init would hold our pipe open.
+ */
+async function crunRun(root: string, id: string, bundle: string): Promise<void> {
+  await runHostCommand(
+    'unshare',
+    [
+      '-m',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$0" "$@"',
+      'crun',
+      '--root',
+      root,
+      'run',
+      '-d',
+      '--bundle',
+      bundle,
+      id,
+    ],
+    { outputFile: `${bundle}/floor-output.log` },
+  )
+}
+
+async function benchExec(info: SandboxInfo, prefix: string, dataDir: string): Promise<void> {
+  const sandbox = sandboxForEnvd(info.envdURL)
+  const run = await sampleMs(200, 20, () => sandbox.commands.run('true'))
+  const container = hostNames(prefix, info.sandboxID).container
+  const root = `${dataDir}/runtime/crun`
+  const exec = await sampleMs(100, 10, () =>
+    runHostCommand('crun', ['--root', root, 'exec', container, 'true']),
+  )
+  const figure = percentile(run, 50)
+  const floor = percentile(exec, 50)
+  report({
+    name: "sandbox commands.run('true') p50",
+    figure: ms(figure),
+    floor: `crun exec true ${ms(floor)}`,
+    ratio: figure / floor,
+    target: 'reported',
+    ok: true,
+  })
+}
+
+async function benchPause(agent: Agent, info: SandboxInfo, prefix: string): Promise<void> {
+  const cycle = await sampleMs(30, 3, async () => {
+    await agent.pause(info.sandboxID)
+    await agent.resume(info.sandboxID)
+  })
+  const freezer = `/sys/fs/cgroup/freezer${hostNames(prefix, info.sandboxID).cgroupPath}/freezer.state`
+  const raw = await sampleMs(30, 3, async () => {
+    await writeFile(freezer, 'FROZEN')
+    await writeFile(freezer, 'THAWED')
+  })
+  const figure = percentile(cycle, 50)
+  const floor = percentile(raw, 50)
+  report({
+    name: 'pause + resume p50',
+    figure: ms(figure),
+    floor: `raw freezer writes ${ms(floor)}`,
+    ratio: figure / floor,
+    target: '≤ 20 ms absolute',
+    ok: figure <= 20,
+  })
+}
+
+async function benchDensity(agent: Agent): Promise<void> {
+  const before = await usedMemoryMiB()
+  for (let i = 0; i < DENSITY; i++) await agent.create(request())
+  await new Promise((resolve) => setTimeout(resolve, 2_000))
+  const after = await usedMemoryMiB()
+  const each = (after - before) / DENSITY
+  report({
+    name: `memory per idle sandbox (${DENSITY})`,
+    figure: `${each.toFixed(1)} MiB`,
+    floor: `host-facts: idle node sandbox ~7 MiB`,
+    ratio: each / 7,
+    target: '≤ 12 MiB absolute',
+    ok: each <= 12,
+  })
+}
+
+async function usedMemoryMiB(): Promise<number> {
+  const meminfo = await readFile('/proc/meminfo', 'utf8')
+  const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(meminfo)?.[1] ?? 0)
+  return (kib('MemTotal') - kib('MemAvailable')) / 1024
+}
