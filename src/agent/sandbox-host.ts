@@ -41,26 +41,21 @@ export async function startSandboxHost(
 ): Promise<SandboxNetwork> {
   const { config } = parts
   const names = hostNames(config.prefix, record.sandboxID)
-  const network = await parts.network.setup(record.sandboxID, record.slot, record.egress)
   const paths = sandboxPaths(parts.records, record.sandboxID)
-  for (const dir of [paths.upper, paths.work, paths.rootfs, paths.bundle]) {
-    await mkdir(dir, { recursive: true })
-  }
-  // The upper layer is the sandbox root's own: root inside is idShift outside.
-  await chown(paths.upper, config.idShift, config.idShift)
-  await chown(paths.work, config.idShift, config.idShift)
-  await mountOverlay({
-    lower: layers.layers,
-    upper: paths.upper,
-    work: paths.work,
-    target: paths.rootfs,
-  })
+  // Network and root filesystem do not depend on each other. Both settle before this returns
+  // or throws, so the caller's cleanup never races a half-finished step.
+  const [network, rootfs] = await Promise.allSettled([
+    parts.network.setup(record.sandboxID, record.slot, record.egress),
+    mountRootfs(paths, layers, config.idShift),
+  ])
+  if (network.status === 'rejected') throw network.reason
+  if (rootfs.status === 'rejected') throw rootfs.reason
   await parts.runtime.run({
     id: names.container,
     bundleDir: paths.bundle,
     rootfs: paths.rootfs,
     readonlyBinds: [{ source: parts.toolbox.dir, destination: parts.toolbox.mountPoint }],
-    netnsPath: network.netnsPath,
+    netnsPath: network.value.netnsPath,
     cgroupsPath: names.cgroupPath,
     idMap: { hostID: config.idShift, size: 65536 },
     // The base template's /etc/hosts names this host, so sudo and friends resolve it.
@@ -72,7 +67,27 @@ export async function startSandboxHost(
       cwd: '/',
     },
   })
-  return network
+  return network.value
+}
+
+/** The sandbox's overlay root: its own upper layer over the template's layers. */
+async function mountRootfs(
+  paths: ReturnType<typeof sandboxPaths>,
+  layers: TemplateLayers,
+  idShift: number,
+): Promise<void> {
+  for (const dir of [paths.upper, paths.work, paths.rootfs, paths.bundle]) {
+    await mkdir(dir, { recursive: true })
+  }
+  // The upper layer is the sandbox root's own: root inside is idShift outside.
+  await chown(paths.upper, idShift, idShift)
+  await chown(paths.work, idShift, idShift)
+  await mountOverlay({
+    lower: layers.layers,
+    upper: paths.upper,
+    work: paths.work,
+    target: paths.rootfs,
+  })
 }
 
 /** envd's own environment: what it passes on to user processes, and its toolbox switches. */
