@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readdir, readFile, rmdir, writeFile } from 'node:fs/promises'
 import { pino } from 'pino'
 import { runHostCommand } from '../src/agent/host-command.js'
 import { hostNames } from '../src/agent/host-names.js'
@@ -53,6 +53,9 @@ export async function benchAgent(options: {
     await runHostCommand('nft', ['delete', 'table', 'inet', `sandbar_${prefix}`]).catch(
       () => undefined,
     )
+    for (const controller of await readdir('/sys/fs/cgroup').catch(() => [])) {
+      await rmdir(`/sys/fs/cgroup/${controller}/sandbar-${prefix}`).catch(() => undefined)
+    }
   }
 }
 

@@ -27,7 +27,7 @@ export interface TestAgent {
 
 export async function startTestAgent(overrides: Partial<AgentConfig> = {}): Promise<TestAgent> {
   const config: AgentConfig = {
-    dataDir: await mkdtemp('/tmp/sbt-agent-'),
+    dataDir: overrides.dataDir ?? (await mkdtemp('/tmp/sbt-agent-')),
     templatesDir: TEMPLATE_CACHE,
     prefix: testPrefix(),
     runtime: 'crun',
@@ -44,18 +44,22 @@ export async function startTestAgent(overrides: Partial<AgentConfig> = {}): Prom
     agent,
     config,
     dispose: async () => {
-      for (const sandbox of await agent.list()) await agent.kill(sandbox.sandboxID)
-      await agent.close()
-      const leaks = await hostLeaks(config)
-      await runHostCommand('nft', ['delete', 'table', 'inet', `sandbar_${config.prefix}`]).catch(
-        () => undefined,
-      )
-      await rm(config.dataDir, { recursive: true, force: true })
-      // The shared parent of the agent's sandbox cgroups, one per hierarchy.
-      for (const controller of await readdir('/sys/fs/cgroup').catch(() => [])) {
-        await rmdir(`/sys/fs/cgroup/${controller}/sandbar-${config.prefix}`).catch(() => undefined)
+      try {
+        for (const sandbox of await agent.list()) await agent.kill(sandbox.sandboxID)
+        await agent.close()
+        return await hostLeaks(config)
+      } finally {
+        // Whatever happened above, the table, data and cgroup parents of this agent go.
+        await runHostCommand('nft', ['delete', 'table', 'inet', `sandbar_${config.prefix}`]).catch(
+          () => undefined,
+        )
+        await rm(config.dataDir, { recursive: true, force: true })
+        for (const controller of await readdir('/sys/fs/cgroup').catch(() => [])) {
+          await rmdir(`/sys/fs/cgroup/${controller}/sandbar-${config.prefix}`).catch(
+            () => undefined,
+          )
+        }
       }
-      return leaks
     },
   }
 }
