@@ -25,8 +25,12 @@ export interface TestAgent {
   dispose(): Promise<string[]>
 }
 
-export async function startTestAgent(overrides: Partial<AgentConfig> = {}): Promise<TestAgent> {
-  const config: AgentConfig = {
+/** A test agent's settings, all but the logger (so they can cross to another process as JSON). */
+export async function testAgentConfig(
+  overrides: Partial<AgentConfig> = {},
+): Promise<Omit<AgentConfig, 'logger'>> {
+  const { logger: _logger, ...rest } = overrides
+  return {
     dataDir: overrides.dataDir ?? (await mkdtemp('/tmp/sbt-agent-')),
     templatesDir: TEMPLATE_CACHE,
     prefix: testPrefix(),
@@ -36,8 +40,14 @@ export async function startTestAgent(overrides: Partial<AgentConfig> = {}): Prom
     idShift: 100000,
     pidsLimit: 512,
     envdBuildDir: inject('envdBuildDir'),
-    logger: pino({ level: process.env.SANDBAR_LOG_LEVEL ?? 'silent' }),
-    ...overrides,
+    ...rest,
+  }
+}
+
+export async function startTestAgent(overrides: Partial<AgentConfig> = {}): Promise<TestAgent> {
+  const config: AgentConfig = {
+    ...(await testAgentConfig(overrides)),
+    logger: overrides.logger ?? pino({ level: process.env.SANDBAR_LOG_LEVEL ?? 'silent' }),
   }
   const agent = await createAgent(config)
   return {

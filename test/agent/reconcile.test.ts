@@ -1,31 +1,19 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { mkdtemp } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
-import { describe, expect, inject, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import { SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
-import { hostLeaks, startTestAgent, TEMPLATE_CACHE, testPrefix } from './agent-fixture.js'
+import { hostLeaks, startTestAgent, testAgentConfig } from './agent-fixture.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
 
 describe('reconcile', () => {
   it('adopts the sandboxes of an agent that was SIGKILLed, and they keep working', async () => {
-    const prefix = testPrefix()
-    const dataDir = await mkdtemp('/tmp/sbt-agent-')
-    const config = {
-      dataDir,
-      templatesDir: TEMPLATE_CACHE,
-      prefix,
-      runtime: 'crun',
-      addressPool: '10.231.0.0/16',
-      masquerade: false,
-      idShift: 100000,
-      pidsLimit: 512,
-      envdBuildDir: inject('envdBuildDir'),
-    }
+    const config = await testAgentConfig()
+    const { dataDir, prefix } = config
     const id = sandboxID()
     const child = spawn(
       process.execPath,
