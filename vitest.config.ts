@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config'
 
 // Unit tests run in parallel; agent tests (real containers, netns, nftables) and end-to-end
 // tests (real processes through the official e2b SDK) run one file at a time, which suits the
-// 2-core CI machine. Agent tests may import src/agent; end-to-end tests never import src.
+// 2-core CI machine, as do proxy tests (real servers on loopback addresses). Agent tests may
+// import src/agent; end-to-end tests never import src.
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -21,6 +22,24 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 600_000,
+        },
+      },
+      {
+        test: {
+          name: 'proxy',
+          include: ['test/proxy/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'store',
+          include: ['test/store/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
         },
       },
       {

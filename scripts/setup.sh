@@ -2,8 +2,9 @@
 # Installs what Sandbar needs on a fresh Debian/Ubuntu machine with Node.js, as root: Debian
 # packages (the OCI runtimes crun and runc; nftables and iproute2 for sandbox networks;
 # mmdebstrap for the base template; util-linux for unshare and setpriv; tini as PID 1;
-# busybox-static for the runtime tests' tiny rootfs; the toolchain node-gyp needs for the
-# node-pty and fs-xattr addons), the locked npm dependencies, and the built bundles.
+# busybox-static for the runtime tests' tiny rootfs; PostgreSQL for the store's second
+# backend; the toolchain node-gyp needs for the node-pty, fs-xattr and better-sqlite3
+# addons), the locked npm dependencies, and the built bundles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-packages=(crun runc nftables iproute2 mmdebstrap util-linux tini busybox-static python3 make g++)
+packages=(crun runc nftables iproute2 mmdebstrap util-linux tini busybox-static postgresql python3 make g++)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")

@@ -1,0 +1,177 @@
+import type { ApiKeyMask } from './api-key.js'
+import { createKyselyStore } from './kysely-store.js'
+import { migrateToLatest } from './migrations/migrate.js'
+import { openPostgres } from './postgres-store.js'
+import type { SandboxOrder } from './sandbox-cursor.js'
+import { openSqlite } from './sqlite-store.js'
+
+export { API_KEY_PREFIX, type ApiKeyMask } from './api-key.js'
+export { InvalidNextTokenError, type SandboxOrder } from './sandbox-cursor.js'
+
+/** Which database backs the store: an SQLite file (the default) or a PostgreSQL URL. */
+export type StoreConfig = { sqlitePath: string } | { postgresUrl: string }
+
+/** A team: the owner of API keys, sandboxes and (as its slug) a template namespace. */
+export interface Team {
+  id: string
+  name: string
+  slug: string
+  createdAt: Date
+}
+
+/** A team API key as listed: never its plaintext, which only `createApiKey` returns. */
+export interface ApiKey {
+  id: string
+  teamID: string
+  name: string
+  mask: ApiKeyMask
+  createdAt: Date
+  lastUsedAt: Date | null
+}
+
+/** Public sandbox states (wire contract §4.2); a killed sandbox is removed from the store. */
+export type SandboxState = 'running' | 'paused'
+
+/** Egress and ingress settings (wire contract §1.3 `SandboxNetworkConfig`). */
+export interface SandboxNetwork {
+  allowOut: string[]
+  denyOut: string[]
+  allowPublicTraffic: boolean
+  maskRequestHost?: string
+}
+
+/** What happens at the timeout and on traffic while paused (wire contract §4.2, §4.4). */
+export interface SandboxLifecycle {
+  onTimeout: 'kill' | 'pause'
+  autoResume: boolean
+  /** Pause keeps memory (`autoPauseMemory`); false = filesystem-only pause. */
+  keepMemory: boolean
+}
+
+/** One sandbox as the API knows it: the fields of `SandboxDetail` plus what it needs later. */
+export interface Sandbox {
+  sandboxID: string
+  teamID: string
+  templateID: string
+  alias: string | null
+  state: SandboxState
+  startedAt: Date
+  /** When the timeout fires (for a paused sandbox: when it was paused). */
+  endAt: Date
+  /** The lifetime cap that `endAt` may not pass (wire contract §4.2 MaxInstanceLength). */
+  maxEndAt: Date
+  cpuCount: number
+  memoryMB: number
+  diskSizeMB: number
+  metadata: Record<string, string>
+  envVars: Record<string, string>
+  envdAccessToken: string | null
+  trafficAccessToken: string | null
+  allowInternetAccess: boolean | null
+  network: SandboxNetwork
+  lifecycle: SandboxLifecycle
+  envdVersion: string
+}
+
+/** The fields a running sandbox may change; everything else is fixed at create. */
+export type SandboxPatch = Partial<
+  Pick<
+    Sandbox,
+    'state' | 'startedAt' | 'endAt' | 'maxEndAt' | 'network' | 'allowInternetAccess' | 'lifecycle'
+  >
+>
+
+/** `GET /v2/sandboxes` filters (wire contract §1.2); every given filter must match. */
+export interface SandboxQuery {
+  teamID: string
+  /** Default: running and paused. */
+  states?: SandboxState[]
+  /** Exact key/value pairs, all of which must be present. */
+  metadata?: Record<string, string>
+  /** Inclusive lower bound on the start time. */
+  startedAfter?: Date
+  /** Matches the template ID or the template alias the sandbox was created with. */
+  template?: string
+  /** By start time, sandbox ID breaking ties; default `desc`. */
+  order?: SandboxOrder
+  /** Page size, 1..100. */
+  limit: number
+  /** The `nextToken` of the previous page; throws InvalidNextTokenError when not ours. */
+  nextToken?: string
+}
+
+/** One page of sandboxes; `nextToken` is set when more pages exist (`X-Next-Token`). */
+export interface SandboxPage {
+  sandboxes: Sandbox[]
+  nextToken?: string
+}
+
+/** Wire contract §1.3 `LogLevel`. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+
+/** One sandbox log line (wire contract §1.3 `SandboxLogEntry`). */
+export interface SandboxLogEntry {
+  timestamp: Date
+  level: LogLevel
+  message: string
+  fields: Record<string, string>
+}
+
+/**
+ * The control plane's state (DESIGN.md § State): teams, hashed API keys, sandboxes and their
+ * logs. One implementation over Kysely serves SQLite and PostgreSQL alike.
+ */
+export interface Store {
+  /** Creates the default team unless one exists; `created` says whether this call made it. */
+  ensureFirstTeam(): Promise<{ team: Team; created: boolean }>
+  /** Creates a team; throws if the slug is taken. */
+  createTeam(name: string, slug: string): Promise<Team>
+  /** Creates a key for the team; the plaintext `key` is returned here and never again. */
+  createApiKey(teamID: string, name: string): Promise<{ apiKey: ApiKey; key: string }>
+  /** The team owning the plaintext key (and marks the key used), or undefined. */
+  teamForApiKey(key: string): Promise<Team | undefined>
+
+  /** Stores a new sandbox; throws if its ID is taken. */
+  insertSandbox(sandbox: Sandbox): Promise<void>
+  /** A sandbox by ID; with `teamID`, a sandbox of another team is not found. */
+  getSandbox(sandboxID: string, teamID?: string): Promise<Sandbox | undefined>
+  /**
+   * Applies the patch and returns the sandbox as stored, or undefined when it does not exist
+   * or (with `ifState`) is no longer in that state — how concurrent transitions lose cleanly.
+   */
+  updateSandbox(
+    sandboxID: string,
+    patch: SandboxPatch,
+    ifState?: SandboxState,
+  ): Promise<Sandbox | undefined>
+  /** Forgets a killed sandbox (its logs stay); false when it did not exist. */
+  removeSandbox(sandboxID: string): Promise<boolean>
+  listSandboxes(query: SandboxQuery): Promise<SandboxPage>
+  /** Running sandboxes of the team: the concurrency limit (429) and `X-Total-Running`. */
+  countRunning(teamID: string): Promise<number>
+  /** Running sandboxes of every team whose `endAt` is at or before `now`, soonest first. */
+  expiredSandboxes(now: Date): Promise<Sandbox[]>
+
+  appendLogs(teamID: string, sandboxID: string, entries: SandboxLogEntry[]): Promise<void>
+  /** Oldest first, from `start` (inclusive) on; works after the sandbox is removed. */
+  listLogs(
+    teamID: string,
+    sandboxID: string,
+    options: { start?: Date; limit: number },
+  ): Promise<SandboxLogEntry[]>
+
+  close(): Promise<void>
+}
+
+/** Opens the configured database, brings its schema up to date, and returns the store. */
+export async function createStore(config: StoreConfig): Promise<Store> {
+  const { db, dialect } =
+    'sqlitePath' in config ? openSqlite(config.sqlitePath) : openPostgres(config.postgresUrl)
+  try {
+    await migrateToLatest(db, dialect)
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+  return createKyselyStore(db)
+}

@@ -1,0 +1,18 @@
+import type { Kysely } from 'kysely'
+import type { Store } from './index.js'
+import { logQueries } from './log-queries.js'
+import { listSandboxes } from './sandbox-list.js'
+import { sandboxQueries } from './sandbox-queries.js'
+import type { Database } from './schema.js'
+import { teamQueries } from './team-queries.js'
+
+/** The one Store implementation: every query is written once, for both dialects. */
+export function createKyselyStore(db: Kysely<Database>): Store {
+  return {
+    ...teamQueries(db),
+    ...sandboxQueries(db),
+    listSandboxes: (query) => listSandboxes(db, query),
+    ...logQueries(db),
+    close: () => db.destroy(),
+  }
+}

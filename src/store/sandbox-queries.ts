@@ -1,0 +1,80 @@
+import type { Kysely } from 'kysely'
+import type { Sandbox, SandboxPatch, SandboxState } from './index.js'
+import { patchToRow, sandboxFromRow, sandboxToRow } from './sandbox-row.js'
+import type { Database } from './schema.js'
+
+/** Single-sandbox reads and writes, the running count and the expiry scan. */
+export function sandboxQueries(db: Kysely<Database>) {
+  async function getSandbox(sandboxID: string, teamID?: string): Promise<Sandbox | undefined> {
+    let query = db.selectFrom('sandboxes').selectAll().where('sandbox_id', '=', sandboxID)
+    if (teamID !== undefined) query = query.where('team_id', '=', teamID)
+    const row = await query.executeTakeFirst()
+    return row === undefined ? undefined : sandboxFromRow(row)
+  }
+
+  return {
+    async insertSandbox(sandbox: Sandbox): Promise<void> {
+      const pairs = Object.entries(sandbox.metadata).map(([key, value]) => ({
+        sandbox_id: sandbox.sandboxID,
+        key,
+        value,
+      }))
+      await db.transaction().execute(async (trx) => {
+        await trx.insertInto('sandboxes').values(sandboxToRow(sandbox)).execute()
+        if (pairs.length > 0) await trx.insertInto('sandbox_metadata').values(pairs).execute()
+      })
+    },
+
+    getSandbox,
+
+    async updateSandbox(
+      sandboxID: string,
+      patch: SandboxPatch,
+      ifState?: SandboxState,
+    ): Promise<Sandbox | undefined> {
+      const columns = patchToRow(patch)
+      if (Object.values(columns).every((value) => value === undefined)) {
+        // Nothing to write; still answer whether it exists (in that state).
+        const current = await getSandbox(sandboxID)
+        return ifState === undefined || current?.state === ifState ? current : undefined
+      }
+      let query = db.updateTable('sandboxes').set(columns).where('sandbox_id', '=', sandboxID)
+      if (ifState !== undefined) query = query.where('state', '=', ifState)
+      const row = await query.returningAll().executeTakeFirst()
+      return row === undefined ? undefined : sandboxFromRow(row)
+    },
+
+    async removeSandbox(sandboxID: string): Promise<boolean> {
+      // Its sandbox_metadata rows go with it (on delete cascade).
+      const removed = await db
+        .deleteFrom('sandboxes')
+        .where('sandbox_id', '=', sandboxID)
+        .returning('sandbox_id')
+        .executeTakeFirst()
+      return removed !== undefined
+    },
+
+    async countRunning(teamID: string): Promise<number> {
+      const { count } = await db
+        .selectFrom('sandboxes')
+        .select((eb) => eb.fn.countAll().as('count'))
+        .where('team_id', '=', teamID)
+        .where('state', '=', 'running')
+        .executeTakeFirstOrThrow()
+      return Number(count)
+    },
+
+    async expiredSandboxes(now: Date): Promise<Sandbox[]> {
+      // Only running sandboxes time out: a paused one's endAt is its pause time (§1.3).
+      const rows = await db
+        .selectFrom('sandboxes')
+        .selectAll()
+        .where('state', '=', 'running')
+        .where('end_at', '<=', now.getTime())
+        .orderBy('end_at')
+        .orderBy('sandbox_id')
+        .execute()
+      return rows.map(sandboxFromRow)
+    },
+  }
+}

@@ -1,0 +1,81 @@
+import type { Generated } from 'kysely'
+
+/**
+ * The store's tables, identical on SQLite and PostgreSQL (migrations/0001-init.ts).
+ *
+ * Column conventions, chosen so one query text means the same on both dialects:
+ * - timestamps (`*_at`, `ts`) are epoch milliseconds in a `bigint` column; PostgreSQL's int8
+ *   is parsed to a JS number by postgres-store.ts, SQLite returns numbers already;
+ * - JSON values are `text` holding JSON, decoded with zod in json-columns.ts;
+ * - booleans are integers 0/1 (SQLite has no boolean and better-sqlite3 binds none);
+ * - IDs are text (uuid for teams and keys, E2B's own format for sandboxes).
+ */
+export interface Database {
+  teams: TeamTable
+  api_keys: ApiKeyTable
+  sandboxes: SandboxTable
+  sandbox_metadata: SandboxMetadataTable
+  sandbox_logs: SandboxLogTable
+}
+
+export interface TeamTable {
+  id: string
+  name: string
+  slug: string
+  created_at: number
+}
+
+export interface ApiKeyTable {
+  id: string
+  team_id: string
+  name: string
+  key_hash: string
+  mask_prefix: string
+  mask_value_length: number
+  mask_value_prefix: string
+  mask_value_suffix: string
+  created_at: number
+  last_used_at: number | null
+}
+
+export interface SandboxTable {
+  sandbox_id: string
+  team_id: string
+  template_id: string
+  alias: string | null
+  state: string
+  started_at: number
+  end_at: number
+  max_end_at: number
+  cpu_count: number
+  memory_mb: number
+  disk_size_mb: number
+  metadata: string
+  env_vars: string
+  envd_access_token: string | null
+  traffic_access_token: string | null
+  allow_internet_access: number | null
+  network: string
+  lifecycle: string
+  envd_version: string
+}
+
+/**
+ * One row per metadata pair of a sandbox: the metadata filter of `GET /v2/sandboxes` as a
+ * plain join, since SQLite's and PostgreSQL's JSON operators read keys differently.
+ */
+export interface SandboxMetadataTable {
+  sandbox_id: string
+  key: string
+  value: string
+}
+
+export interface SandboxLogTable {
+  id: Generated<number>
+  team_id: string
+  sandbox_id: string
+  ts: number
+  level: string
+  message: string
+  fields: string
+}

@@ -1,0 +1,295 @@
+import { randomBytes } from 'node:crypto'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  createStore,
+  InvalidNextTokenError,
+  type Sandbox,
+  type SandboxQuery,
+  type Store,
+  type StoreConfig,
+} from '../../src/store/index.js'
+import { allPages, BASE_TIME, contractHash, sandbox } from '../store/store-fixture.js'
+
+/** A stored API key row, read behind the store's back to check what it wrote. */
+export interface RawApiKeyRow {
+  key_hash: string
+  last_used_at: number | null
+}
+
+export interface StoreCaseOptions {
+  name: string
+  /** A store over an empty database, and the config that opens that database again. */
+  newStore(): Promise<{ store: Store; config: StoreConfig }>
+  /** Every `api_keys` row of the database behind `config`, read without the store. */
+  readApiKeys(config: StoreConfig): Promise<RawApiKeyRow[]>
+}
+
+/** The Store suite, run against every backend (STYLE.md habit 3). */
+export function runStoreCases({ name, newStore, readApiKeys }: StoreCaseOptions): void {
+  describe(`${name} store`, () => {
+    const open: Store[] = []
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((store) => store.close()))
+    })
+
+    async function fresh(): Promise<{ store: Store; config: StoreConfig; teamID: string }> {
+      const { store, config } = await newStore()
+      open.push(store)
+      const { team } = await store.ensureFirstTeam()
+      return { store, config, teamID: team.id }
+    }
+
+    it('migrates idempotently: a second createStore on the same database keeps the data', async () => {
+      const { store, config, teamID } = await fresh()
+      await store.insertSandbox(sandbox(teamID, 0, { sandboxID: 'ikeep' }))
+      const again = await createStore(config)
+      open.push(again)
+      expect(await again.ensureFirstTeam()).toMatchObject({ created: false, team: { id: teamID } })
+      expect(await again.getSandbox('ikeep')).toMatchObject({ sandboxID: 'ikeep', teamID })
+    })
+
+    it('refuses a sandbox of an unknown team and a second team with a taken slug', async () => {
+      const { store } = await fresh()
+      await expect(store.insertSandbox(sandbox('no-such-team', 0))).rejects.toThrow()
+      await expect(store.createTeam('again', 'default')).rejects.toThrow()
+    })
+
+    it('creates the first team once', async () => {
+      const { store } = await newStore()
+      open.push(store)
+      const first = await store.ensureFirstTeam()
+      const second = await store.ensureFirstTeam()
+      expect(first.created).toBe(true)
+      expect(second).toEqual({ team: first.team, created: false })
+      expect(first.team).toMatchObject({ name: 'default', slug: 'default' })
+      expect(first.team.id).toMatch(/^[0-9a-f-]{36}$/)
+    })
+
+    it('finds the team by its key, stores only the contract hash, and marks the key used', async () => {
+      const { store, config, teamID } = await fresh()
+      const before = Date.now()
+      const { apiKey, key } = await store.createApiKey(teamID, 'first')
+      expect(key).toMatch(/^e2b_[0-9a-f]{40}$/)
+      expect(apiKey).toMatchObject({ teamID, name: 'first', lastUsedAt: null })
+      expect(apiKey.mask).toEqual({
+        prefix: 'e2b_',
+        valueLength: 40,
+        maskedValuePrefix: key.slice(4, 6),
+        maskedValueSuffix: key.slice(-4),
+      })
+      expect(await readApiKeys(config)).toEqual([
+        { key_hash: contractHash(key), last_used_at: null },
+      ])
+      expect(await store.teamForApiKey(key)).toMatchObject({ id: teamID, slug: 'default' })
+      const [row] = await readApiKeys(config)
+      expect(row?.last_used_at).toBeGreaterThanOrEqual(before)
+    })
+
+    it('finds nothing for a wrong or malformed key', async () => {
+      const { store, teamID } = await fresh()
+      const { key } = await store.createApiKey(teamID, 'k')
+      const wrong = `e2b_${randomBytes(20).toString('hex')}`
+      for (const candidate of [wrong, key.toUpperCase(), key.slice(0, -1), '', 'e2b_', `${key}0`]) {
+        expect(await store.teamForApiKey(candidate)).toBeUndefined()
+      }
+    })
+
+    it('inserts, gets, updates and removes a sandbox with every field intact', async () => {
+      const { store, teamID } = await fresh()
+      const original = sandbox(teamID, 0, {
+        metadata: { user: 'ann', 'odd key.$"': 'väl ue' },
+        envVars: { FOO: 'bar' },
+        envdAccessToken: 'envd-token',
+        trafficAccessToken: 'traffic-token',
+        allowInternetAccess: false,
+        network: {
+          allowOut: ['1.1.1.1'],
+          denyOut: ['0.0.0.0/0'],
+          allowPublicTraffic: false,
+          maskRequestHost: 'x',
+        },
+        lifecycle: { onTimeout: 'pause', autoResume: true, keepMemory: false },
+      })
+      await store.insertSandbox(original)
+      expect(await store.getSandbox(original.sandboxID)).toEqual(original)
+      expect(await store.getSandbox(original.sandboxID, teamID)).toEqual(original)
+      expect(await store.getSandbox(original.sandboxID, 'another-team')).toBeUndefined()
+      await expect(store.insertSandbox(original)).rejects.toThrow()
+
+      const endAt = new Date(BASE_TIME + 999_000)
+      const paused = await store.updateSandbox(
+        original.sandboxID,
+        { state: 'paused', endAt },
+        'running',
+      )
+      expect(paused).toEqual({ ...original, state: 'paused', endAt })
+      expect(await store.getSandbox(original.sandboxID)).toEqual(paused)
+      // A second pause loses: the sandbox is no longer running.
+      expect(
+        await store.updateSandbox(original.sandboxID, { state: 'paused' }, 'running'),
+      ).toBeUndefined()
+      expect(await store.updateSandbox(original.sandboxID, {})).toEqual(paused)
+      expect(await store.updateSandbox(original.sandboxID, {}, 'paused')).toEqual(paused)
+      expect(await store.updateSandbox(original.sandboxID, {}, 'running')).toBeUndefined()
+      expect(await store.updateSandbox('inothere', {})).toBeUndefined()
+      expect(await store.updateSandbox('inothere', { state: 'paused' })).toBeUndefined()
+
+      const network = { allowOut: [], denyOut: [], allowPublicTraffic: true }
+      const updated = await store.updateSandbox(original.sandboxID, {
+        network,
+        allowInternetAccess: null,
+      })
+      expect(updated).toEqual({ ...paused, network, allowInternetAccess: null })
+
+      expect(await store.removeSandbox(original.sandboxID)).toBe(true)
+      expect(await store.getSandbox(original.sandboxID)).toBeUndefined()
+      expect(await store.removeSandbox(original.sandboxID)).toBe(false)
+      // The ID and its metadata pairs are free again.
+      await store.insertSandbox(original)
+      expect(await store.getSandbox(original.sandboxID)).toEqual(original)
+    })
+
+    it('filters lists by state, metadata pairs, template, start time and team', async () => {
+      const { store, teamID } = await fresh()
+      const other = (await store.createTeam('b', 'team-b')).id
+      const a = sandbox(teamID, 1, { metadata: { app: 'prod', user: 'ann' } })
+      const b = sandbox(teamID, 2, { metadata: { app: 'prod', user: 'bob' }, state: 'paused' })
+      const c = sandbox(teamID, 3, { metadata: { app: 'dev' }, templateID: 'tpl2', alias: 'py' })
+      const foreign = sandbox(other, 4, { metadata: { app: 'prod', user: 'ann' } })
+      await store.insertSandbox(a)
+      await store.insertSandbox(b)
+      await store.insertSandbox(c)
+      await store.insertSandbox(foreign)
+      const ids = async (query: Omit<SandboxQuery, 'teamID' | 'limit'>) =>
+        (await store.listSandboxes({ teamID, limit: 100, ...query })).sandboxes.map(
+          (s) => s.sandboxID,
+        )
+
+      expect(await ids({})).toEqual([c.sandboxID, b.sandboxID, a.sandboxID])
+      expect(await ids({ states: ['running'] })).toEqual([c.sandboxID, a.sandboxID])
+      expect(await ids({ states: ['paused'] })).toEqual([b.sandboxID])
+      expect(await ids({ states: [] })).toEqual([])
+      expect(await ids({ metadata: { app: 'prod' } })).toEqual([b.sandboxID, a.sandboxID])
+      expect(await ids({ metadata: { app: 'prod', user: 'ann' } })).toEqual([a.sandboxID])
+      expect(await ids({ metadata: { app: 'prod', user: 'cid' } })).toEqual([])
+      expect(await ids({ metadata: { app: 'prod', missing: 'x' } })).toEqual([])
+      expect(await ids({ template: 'tpl2' })).toEqual([c.sandboxID])
+      expect(await ids({ template: 'py' })).toEqual([c.sandboxID])
+      expect(await ids({ startedAfter: b.startedAt })).toEqual([c.sandboxID, b.sandboxID])
+      const theirs = await store.listSandboxes({ teamID: other, limit: 100 })
+      expect(theirs.sandboxes.map((s) => s.sandboxID)).toEqual([foreign.sandboxID])
+    })
+
+    it('pages through equal start times in both orders with no duplicates and no gaps', async () => {
+      const { store, teamID } = await fresh()
+      // Seven sandboxes over three distinct start times.
+      const all = [0, 0, 0, 5, 5, 9, 9].map((at) => sandbox(teamID, at))
+      for (const s of all) await store.insertSandbox(s)
+      const byID = (x: Sandbox, y: Sandbox) => (x.sandboxID < y.sandboxID ? -1 : 1)
+      const desc = [...all]
+        .sort(byID)
+        .sort((x, y) => y.startedAt.getTime() - x.startedAt.getTime())
+        .map((s) => s.sandboxID)
+      const asc = [...all]
+        .sort(byID)
+        .sort((x, y) => x.startedAt.getTime() - y.startedAt.getTime())
+        .map((s) => s.sandboxID)
+      for (const limit of [1, 2, 3, 7]) {
+        expect(await allPages(store, { teamID, limit })).toEqual(desc)
+        expect(await allPages(store, { teamID, limit, order: 'asc' })).toEqual(asc)
+      }
+      const full = await store.listSandboxes({ teamID, limit: 7 })
+      expect(full.nextToken).toBeUndefined()
+    })
+
+    it('refuses bad limits and foreign tokens', async () => {
+      const { store, teamID } = await fresh()
+      for (let at = 0; at < 3; at++) await store.insertSandbox(sandbox(teamID, at))
+      for (const limit of [0, 101, -1, 1.5]) {
+        await expect(store.listSandboxes({ teamID, limit })).rejects.toThrow(RangeError)
+      }
+      expect((await store.listSandboxes({ teamID, limit: 100 })).sandboxes).toHaveLength(3)
+      const { nextToken } = await store.listSandboxes({ teamID, limit: 1 })
+      expect(nextToken).toBeDefined()
+      await expect(
+        store.listSandboxes({ teamID, limit: 1, nextToken, order: 'asc' }),
+      ).rejects.toThrow(InvalidNextTokenError)
+      await expect(
+        store.listSandboxes({ teamID, limit: 1, nextToken: 'garbage!' }),
+      ).rejects.toThrow(InvalidNextTokenError)
+    })
+
+    it('counts running sandboxes per team', async () => {
+      const { store, teamID } = await fresh()
+      expect(await store.countRunning(teamID)).toBe(0)
+      await store.insertSandbox(sandbox(teamID, 0))
+      await store.insertSandbox(sandbox(teamID, 1))
+      await store.insertSandbox(sandbox(teamID, 2, { state: 'paused' }))
+      const other = (await store.createTeam('b', 'team-b')).id
+      await store.insertSandbox(sandbox(other, 3))
+      expect(await store.countRunning(teamID)).toBe(2)
+      expect(await store.countRunning(other)).toBe(1)
+      expect(await store.countRunning('no-such-team')).toBe(0)
+    })
+
+    it('reports running sandboxes whose end has passed, soonest first', async () => {
+      const { store, teamID } = await fresh()
+      const now = new Date(BASE_TIME + 1_000_000)
+      const late = sandbox(teamID, 0, { endAt: new Date(now.getTime() - 1) })
+      const early = sandbox(teamID, 0, { endAt: new Date(now.getTime() - 5000) })
+      const other = (await store.createTeam('b', 'team-b')).id
+      const exact = sandbox(other, 0, { endAt: now })
+      const alive = sandbox(teamID, 0, { endAt: new Date(now.getTime() + 1) })
+      const paused = sandbox(teamID, 0, { state: 'paused', endAt: new Date(BASE_TIME) })
+      for (const s of [late, early, exact, alive, paused]) await store.insertSandbox(s)
+      const expired = await store.expiredSandboxes(now)
+      expect(expired.map((s) => s.sandboxID)).toEqual([
+        early.sandboxID,
+        late.sandboxID,
+        exact.sandboxID,
+      ])
+    })
+
+    it('appends and lists logs in order, from a start, up to a limit, after removal', async () => {
+      const { store, teamID } = await fresh()
+      const s = sandbox(teamID, 0)
+      await store.insertSandbox(s)
+      const at = (ms: number) => new Date(BASE_TIME + ms)
+      await store.appendLogs(teamID, s.sandboxID, [
+        { timestamp: at(10), level: 'info', message: 'one', fields: { a: '1' } },
+        { timestamp: at(10), level: 'warn', message: 'two', fields: {} },
+      ])
+      await store.appendLogs(teamID, s.sandboxID, [])
+      await store.appendLogs(teamID, s.sandboxID, [
+        { timestamp: at(10), level: 'error', message: 'three', fields: {} },
+        { timestamp: at(5), level: 'debug', message: 'zero', fields: { b: '2' } },
+        { timestamp: at(20), level: 'info', message: 'four', fields: {} },
+      ])
+      await store.appendLogs('another-team', s.sandboxID, [
+        { timestamp: at(1), level: 'info', message: 'not yours', fields: {} },
+      ])
+      const messages = async (options: { start?: Date; limit: number }) =>
+        (await store.listLogs(teamID, s.sandboxID, options)).map((entry) => entry.message)
+
+      expect(await store.listLogs(teamID, s.sandboxID, { limit: 1 })).toEqual([
+        { timestamp: at(5), level: 'debug', message: 'zero', fields: { b: '2' } },
+      ])
+      expect(await messages({ limit: 1000 })).toEqual(['zero', 'one', 'two', 'three', 'four'])
+      expect(await messages({ limit: 3 })).toEqual(['zero', 'one', 'two'])
+      expect(await messages({ start: at(10), limit: 1000 })).toEqual([
+        'one',
+        'two',
+        'three',
+        'four',
+      ])
+      expect(await messages({ start: at(11), limit: 1000 })).toEqual(['four'])
+      expect(await messages({ limit: 0 })).toEqual([])
+      for (const limit of [-1, 1.5]) {
+        await expect(store.listLogs(teamID, s.sandboxID, { limit })).rejects.toThrow(RangeError)
+      }
+      await store.removeSandbox(s.sandboxID)
+      expect(await messages({ limit: 1000 })).toHaveLength(5)
+      expect(await store.listLogs(teamID, 'inothere', { limit: 10 })).toEqual([])
+    })
+  })
+}

@@ -1,0 +1,85 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, it } from 'vitest'
+import * as z from 'zod/mini'
+import { createStore, type StoreConfig } from '../../src/store/index.js'
+import { type RawApiKeyRow, runStoreCases } from '../cases/store.cases.js'
+import { POSTGRES_BIN, PostgresCluster } from './postgres-cluster.js'
+
+const KEY_COLUMNS = 'select key_hash, last_used_at from api_keys order by created_at'
+
+/** Raw rows as the drivers return them: pg gives int8 as a string unless told otherwise. */
+const rawApiKeys = z.array(
+  z.object({
+    key_hash: z.string(),
+    last_used_at: z.nullable(z.union([z.number(), z.string()])),
+  }),
+)
+
+function parseApiKeys(rows: unknown): RawApiKeyRow[] {
+  return rawApiKeys.parse(rows).map((row) => ({
+    key_hash: row.key_hash,
+    last_used_at: row.last_used_at === null ? null : Number(row.last_used_at),
+  }))
+}
+
+describe('sqlite', () => {
+  let dir = ''
+  let files = 0
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sbt-sqlite-'))
+  })
+  afterAll(async () => rm(dir, { recursive: true, force: true }))
+
+  runStoreCases({
+    name: 'sqlite',
+    async newStore() {
+      files += 1
+      const config = { sqlitePath: join(dir, `store-${files}.sqlite`) }
+      return { store: await createStore(config), config }
+    },
+    async readApiKeys(config: StoreConfig): Promise<RawApiKeyRow[]> {
+      if (!('sqlitePath' in config)) throw new Error('not an SQLite config')
+      const database = new BetterSqlite3(config.sqlitePath, { readonly: true })
+      try {
+        return parseApiKeys(database.prepare(KEY_COLUMNS).all())
+      } finally {
+        database.close()
+      }
+    },
+  })
+})
+
+if (PostgresCluster.available()) {
+  describe('postgres', () => {
+    const cluster = new PostgresCluster()
+    beforeAll(() => cluster.start())
+    afterAll(() => cluster.stop())
+
+    runStoreCases({
+      name: 'postgres',
+      async newStore() {
+        const config = { postgresUrl: await cluster.newDatabase() }
+        return { store: await createStore(config), config }
+      },
+      async readApiKeys(config: StoreConfig): Promise<RawApiKeyRow[]> {
+        if (!('postgresUrl' in config)) throw new Error('not a PostgreSQL config')
+        const client = new pg.Client({ connectionString: config.postgresUrl })
+        await client.connect()
+        try {
+          return parseApiKeys((await client.query(KEY_COLUMNS)).rows)
+        } finally {
+          await client.end()
+        }
+      },
+    })
+  })
+} else {
+  describe('postgres store', () => {
+    it.skip(`skipped: PostgreSQL server binaries are not installed in ${POSTGRES_BIN}`, () =>
+      undefined)
+  })
+}
