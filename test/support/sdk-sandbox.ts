@@ -6,10 +6,14 @@ import { Sandbox } from 'e2b'
  * sandbox returned by `Sandbox.create()` on a real control plane does. The SDK keeps this
  * constructor internal, so this is the one place a test reaches for it.
  */
-export function sandboxForEnvd(url: string, envdAccessToken?: string): Sandbox {
+export function sandboxForEnvd(
+  url: string,
+  envdAccessToken?: string,
+  sandboxID = `i${randomBytes(10).toString('hex')}`,
+): Sandbox {
   const SandboxClass = Sandbox as unknown as new (opts: Record<string, unknown>) => Sandbox
   return new SandboxClass({
-    sandboxId: `sbt-sandbox-${randomBytes(6).toString('hex')}`,
+    sandboxId: sandboxID,
     envdVersion: '0.6.13',
     envdAccessToken,
     debug: true,

@@ -1,0 +1,69 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
+import type { RouteTarget } from './route-target.js'
+
+// Hop-by-hop fields describe one connection, not the message, so a proxy drops them (RFC 9110
+// §7.6.1), together with every field the Connection header names. `Proxy-Connection` and
+// `Keep-Alive` are the pre-standard ones clients still send. `TE` is hop-by-hop too.
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+])
+
+/** The headers of a message minus its hop-by-hop fields. */
+export function endToEndHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const named = connectionTokens(headers.connection)
+  const kept: OutgoingHttpHeaders = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue
+    kept[name] = value
+  }
+  return kept
+}
+
+/** Request context a forwarded request carries to the sandbox. */
+export interface ForwardContext {
+  target: RouteTarget
+  domain: string
+  clientAddress: string | undefined
+}
+
+/**
+ * The headers sent upstream. `Host` is kept as the client sent it, because that is what
+ * E2B's proxy forwards and what user services (dev servers checking allowed hosts, apps building
+ * absolute URLs) see on E2B; a request routed through the shared `sandbox.<domain>` host gets
+ * `<port>-<sandboxID>.<domain>` instead, as E2B's client-proxy rewrites it (wire contract §4.6).
+ * `X-Forwarded-For` gains the client address; `X-Forwarded-Host` and `-Proto` keep a value
+ * set by a load balancer in front, else describe this hop.
+ */
+export function upstreamHeaders(
+  headers: IncomingHttpHeaders,
+  context: ForwardContext,
+): OutgoingHttpHeaders {
+  const out = endToEndHeaders(headers)
+  const host = headers.host ?? ''
+  if (context.target.viaHeaders && host.toLowerCase().startsWith(`sandbox.${context.domain}`)) {
+    out.host = `${context.target.port}-${context.target.sandboxID}.${context.domain}`
+  }
+  const client = context.clientAddress ?? ''
+  const prior = headers['x-forwarded-for']
+  out['x-forwarded-for'] = prior === undefined || prior === '' ? client : `${prior}, ${client}`
+  out['x-forwarded-host'] = headers['x-forwarded-host'] ?? host
+  out['x-forwarded-proto'] = headers['x-forwarded-proto'] ?? 'http'
+  return out
+}
+
+function connectionTokens(value: string | undefined): Set<string> {
+  if (value === undefined) return new Set()
+  return new Set(
+    value
+      .split(',')
+      .map((token) => token.trim().toLowerCase())
+      .filter((token) => token !== ''),
+  )
+}

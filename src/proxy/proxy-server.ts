@@ -1,0 +1,142 @@
+import {
+  Agent,
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
+import type { Duplex } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { Logger } from '../logger.js'
+import { browserPage, isBrowserNavigation } from './browser-page.js'
+import { endToEndHeaders, upstreamHeaders } from './forward-headers.js'
+import type { SandboxDirectory } from './index.js'
+import { asProxyError, type ProxyError, proxyErrors } from './proxy-errors.js'
+import { type Admission, SandboxGate } from './sandbox-gate.js'
+import { tunnelUpgrade } from './upgrade-tunnel.js'
+import { openUpstream } from './upstream-request.js'
+
+/** What the proxy server needs. */
+export interface ProxyServerOptions {
+  domain: string
+  directory: SandboxDirectory
+  logger: Logger
+}
+
+// Idle keep-alive connections outlive GCP's 600 s load-balancer timeout, as E2B's proxies do
+// (wire contract §4.6 "Idle timeouts 610/620 s").
+const KEEP_ALIVE_MS = 620_000
+
+/**
+ * An HTTP/1.1 server that streams each request to the sandbox port it names and the answer
+ * back, with no buffering either way, and tunnels upgrades (WebSocket) byte for byte.
+ */
+export function createProxyServer(options: ProxyServerOptions): { server: Server; agent: Agent } {
+  const gate = new SandboxGate(options.directory, options.domain, options.logger)
+  const agent = new Agent({ keepAlive: true, keepAliveMsecs: 30_000 })
+  // No request timeout: Connect server streams and large file transfers last as long as they
+  // last (envd itself has no read/write timeouts, §3.1).
+  const server = createServer({ requestTimeout: 0, keepAliveTimeout: KEEP_ALIVE_MS })
+  const context = { gate, agent, options }
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    handleRequest(context, req, res).catch((error: unknown) => {
+      options.logger.error({ err: error }, 'proxy request failed')
+      res.destroy()
+    })
+  })
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    tunnelUpgrade(
+      { gate, agent, domain: options.domain, logger: options.logger },
+      req,
+      socket,
+      head,
+    )
+  })
+  return { server, agent }
+}
+
+interface RequestContext {
+  gate: SandboxGate
+  agent: Agent
+  options: ProxyServerOptions
+}
+
+async function handleRequest(
+  context: RequestContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  let admission: Admission
+  try {
+    admission = await context.gate.admit({ url: req.url ?? '/', headers: req.headers })
+  } catch (error: unknown) {
+    sendError(res, asProxyError(error, context.options.logger))
+    return
+  }
+  await forward(context, admission, req, res)
+}
+
+async function forward(
+  context: RequestContext,
+  { target, sandbox }: Admission,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const headers = upstreamHeaders(req.headers, {
+    target,
+    domain: context.options.domain,
+    clientAddress: req.socket.remoteAddress,
+  })
+  let upstream: Awaited<ReturnType<typeof openUpstream>>
+  try {
+    upstream = await openUpstream({
+      agent: context.agent,
+      address: sandbox.address,
+      port: target.port,
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers,
+    })
+  } catch (error: unknown) {
+    context.options.logger.debug({ sandboxID: sandbox.sandboxID, err: error }, 'port not open')
+    sendError(res, proxyErrors.portClosed(sandbox.sandboxID, target.port))
+    return
+  }
+  upstream.once('response', (answer) => {
+    // Trailers (gRPC-style status) arrive with the end of the answer; copy them before the
+    // pipeline ends our response.
+    answer.once('end', () => {
+      if (Object.keys(answer.trailers).length > 0) res.addTrailers(answer.trailers)
+    })
+    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEndHeaders(answer.headers))
+    // A streamed answer (no length) gets its status line and headers at once: a server
+    // stream's first message may be far off. A sized one leaves with its first bytes.
+    if (answer.headers['content-length'] === undefined) res.flushHeaders()
+    pipeline(answer, res).catch(() => upstream.destroy())
+  })
+  // The upstream can fail at any point, also after the request body is sent: before an answer
+  // the port counts as not open (§4.6), after it the client's stream is cut.
+  upstream.on('error', (error) => {
+    context.options.logger.debug({ sandboxID: sandbox.sandboxID, err: error }, 'upstream failed')
+    sendError(res, proxyErrors.portClosed(sandbox.sandboxID, target.port))
+  })
+  // A client that goes away mid-stream takes the upstream request with it.
+  res.once('close', () => {
+    if (!res.writableFinished) upstream.destroy()
+  })
+  await pipeline(req, upstream).catch(() => upstream.destroy())
+}
+
+function sendError(res: ServerResponse, error: ProxyError): void {
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  const page = error.hasPage && isBrowserNavigation(res.req.headers)
+  const body = page ? browserPage(error) : error.body
+  res.writeHead(error.status, {
+    'content-type': page ? 'text/html; charset=utf-8' : error.contentType,
+    'content-length': Buffer.byteLength(body),
+  })
+  res.end(body)
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest'
+import { endToEndHeaders, upstreamHeaders } from '../../../src/proxy/forward-headers.js'
+
+const target = { sandboxID: 'isbx', port: 8080, viaHeaders: true }
+
+describe('endToEndHeaders', () => {
+  it('drops hop-by-hop fields and those Connection names', () => {
+    expect(
+      endToEndHeaders({
+        connection: 'keep-alive, X-Secret',
+        'keep-alive': 'timeout=5',
+        'x-secret': 'a',
+        'transfer-encoding': 'chunked',
+        te: 'trailers',
+        'proxy-authorization': 'Basic x',
+        'content-type': 'application/json',
+        trailer: 'grpc-status',
+      }),
+    ).toEqual({ 'content-type': 'application/json', trailer: 'grpc-status' })
+  })
+})
+
+describe('upstreamHeaders', () => {
+  it('keeps Host and adds X-Forwarded-*', () => {
+    expect(
+      upstreamHeaders(
+        { host: 'localhost:3001', 'e2b-sandbox-id': 'isbx' },
+        { target, domain: 'sandbar.test', clientAddress: '127.0.0.1' },
+      ),
+    ).toEqual({
+      host: 'localhost:3001',
+      'e2b-sandbox-id': 'isbx',
+      'x-forwarded-for': '127.0.0.1',
+      'x-forwarded-host': 'localhost:3001',
+      'x-forwarded-proto': 'http',
+    })
+  })
+
+  it('rewrites the shared sandbox host and extends a forwarding chain', () => {
+    const out = upstreamHeaders(
+      {
+        host: 'sandbox.sandbar.test',
+        'x-forwarded-for': '1.2.3.4',
+        'x-forwarded-proto': 'https',
+        'x-forwarded-host': 'sandbox.sandbar.test',
+      },
+      { target, domain: 'sandbar.test', clientAddress: '10.0.0.1' },
+    )
+    expect(out).toMatchObject({
+      host: '8080-isbx.sandbar.test',
+      'x-forwarded-for': '1.2.3.4, 10.0.0.1',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'sandbox.sandbar.test',
+    })
+  })
+})
