@@ -1,0 +1,90 @@
+/** The kinds of failure the E2B API reports; each has exactly one HTTP status. */
+export type ApiErrorKind =
+  | 'badRequest'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'notFound'
+  | 'conflict'
+  | 'tooManyRequests'
+  | 'internal'
+
+/** A missing kind fails to compile (STYLE habit 7). */
+const statusOf: Record<ApiErrorKind, 400 | 401 | 403 | 404 | 409 | 429 | 500> = {
+  badRequest: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  notFound: 404,
+  conflict: 409,
+  tooManyRequests: 429,
+  internal: 500,
+}
+
+/** An error the API answers with E2B's body `{code, message}` (wire contract §1.1). */
+export class ApiError extends Error {
+  constructor(
+    readonly kind: ApiErrorKind,
+    message: string,
+  ) {
+    super(message)
+  }
+
+  get status(): 400 | 401 | 403 | 404 | 409 | 429 | 500 {
+    return statusOf[this.kind]
+  }
+
+  /** The body: the SDK reads the numeric `code` to tell a 404 from other failures. */
+  body(): { code: number; message: string } {
+    return { code: this.status, message: this.message }
+  }
+}
+
+/**
+ * Every error the API sends, with its text quoted from the wire contract (§1.1, §1.4): clients
+ * and tests match on these words.
+ */
+export const apiErrors = {
+  invalidApiKey: (detail: string) =>
+    new ApiError(
+      'unauthorized',
+      `Invalid API key, please visit https://e2b.dev/docs/api-key for more information.\n${detail}`,
+    ),
+  validation: (detail: string) => new ApiError('badRequest', `validation error: ${detail}`),
+  invalidSandboxID: () => new ApiError('badRequest', 'Invalid sandbox ID'),
+  sandboxNotFound: (sandboxID: string) =>
+    new ApiError('notFound', `Sandbox "${sandboxID}" doesn't exist or you don't have access to it`),
+  sandboxBeingKilled: (sandboxID: string) =>
+    new ApiError('conflict', `Sandbox "${sandboxID}" is being killed`),
+  sandboxAlreadyPaused: (sandboxID: string) =>
+    new ApiError('conflict', `Error pausing sandbox - sandbox '${sandboxID}' is already paused`),
+  sandboxCannotPause: (sandboxID: string, state: string) =>
+    new ApiError('conflict', `Sandbox '${sandboxID}' cannot be paused while in '${state}' state`),
+  sandboxAlreadyRunning: (sandboxID: string) =>
+    new ApiError('conflict', `Sandbox ${sandboxID} is already running`),
+  templateNotFound: (templateID: string) =>
+    new ApiError('notFound', `template '${templateID}' not found`),
+  tagNotFound: (tag: string, templateID: string) =>
+    new ApiError('notFound', `tag '${tag}' does not exist for template '${templateID}'`),
+  templateForbidden: (templateID: string) =>
+    new ApiError('forbidden', `you don't have access to template '${templateID}'`),
+  timeoutNotPositive: () => new ApiError('badRequest', 'Timeout must be greater than 0'),
+  timeoutTooLong: (maxHours: number) =>
+    new ApiError('badRequest', `Timeout cannot be greater than ${maxHours} hours`),
+  maxLengthExceeded: () => new ApiError('badRequest', 'Max instance length exceeded'),
+  concurrencyLimit: (limit: number) =>
+    new ApiError(
+      'tooManyRequests',
+      `you have reached the maximum number of concurrent E2B sandboxes (${limit}). If you need more, please visit 'https://e2b.dev/docs/billing'`,
+    ),
+  privateNeedsSecure: () =>
+    new ApiError(
+      'badRequest',
+      "You cannot create a sandbox without public access unless you enable secure envd access via 'secure' flag.",
+    ),
+  domainsNeedDenyAll: () =>
+    new ApiError(
+      'badRequest',
+      "When specifying allowed domains in allow out, you must include 'ALL_TRAFFIC' in deny out to block all other traffic.",
+    ),
+  invalidDeniedCIDR: (entry: string) => new ApiError('badRequest', `invalid denied CIDR ${entry}`),
+  internal: () => new ApiError('internal', 'internal server error'),
+} as const

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest'
+import { ApiError, apiErrors } from '../../../src/api/errors.js'
+
+describe('the API error catalog', () => {
+  it('answers with E2B body and status, code numeric', () => {
+    const error = apiErrors.sandboxNotFound('iabc')
+    expect(error).toBeInstanceOf(ApiError)
+    expect(error.status).toBe(404)
+    expect(error.body()).toEqual({
+      code: 404,
+      message: `Sandbox "iabc" doesn't exist or you don't have access to it`,
+    })
+  })
+
+  it('quotes the contract texts exactly', () => {
+    expect(apiErrors.invalidApiKey('malformed').body()).toEqual({
+      code: 401,
+      message:
+        'Invalid API key, please visit https://e2b.dev/docs/api-key for more information.\nmalformed',
+    })
+    expect(apiErrors.sandboxAlreadyPaused('iabc').body()).toEqual({
+      code: 409,
+      message: "Error pausing sandbox - sandbox 'iabc' is already paused",
+    })
+    expect(apiErrors.concurrencyLimit(20).body()).toEqual({
+      code: 429,
+      message:
+        "you have reached the maximum number of concurrent E2B sandboxes (20). If you need more, please visit 'https://e2b.dev/docs/billing'",
+    })
+    expect(apiErrors.templateNotFound('nope').body()).toEqual({
+      code: 404,
+      message: "template 'nope' not found",
+    })
+    expect(apiErrors.timeoutNotPositive().body()).toEqual({
+      code: 400,
+      message: 'Timeout must be greater than 0',
+    })
+    expect(apiErrors.invalidDeniedCIDR('example.com').body()).toEqual({
+      code: 400,
+      message: 'invalid denied CIDR example.com',
+    })
+  })
+
+  it('maps every kind to its status', () => {
+    const statuses = [
+      apiErrors.validation('x'),
+      apiErrors.invalidApiKey('x'),
+      apiErrors.templateForbidden('t'),
+      apiErrors.templateNotFound('t'),
+      apiErrors.sandboxBeingKilled('i'),
+      apiErrors.concurrencyLimit(1),
+      apiErrors.internal(),
+    ].map((error) => error.status)
+    expect(statuses).toEqual([400, 401, 403, 404, 409, 429, 500])
+  })
+})
