@@ -100,7 +100,7 @@ describe('a sandbox on the agent', () => {
   it('pause stops a counter and resume continues it', async () => {
     const sandbox = sandboxForEnvd(info.envdURL)
     await sandbox.commands.run(
-      'i=0; while true; do i=$((i+1)); echo $i > /tmp/counter; sleep 0.05; done',
+      'i=0; while true; do i=$((i+1)); echo $i > /tmp/counter.t; mv /tmp/counter.t /tmp/counter; sleep 0.05; done',
       {
         background: true,
         timeoutMs: 0,

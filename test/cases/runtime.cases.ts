@@ -141,7 +141,8 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
     it('pause stops a counter and resume continues it', async () => {
       const { runtime, start } = await setup()
       const { id } = await start(
-        'i=0; while true; do i=$((i+1)); echo $i > /tmp/$ID.n; usleep 20000; done',
+        // Written to a temp file and renamed: a reader never sees the file half-written.
+        'i=0; while true; do i=$((i+1)); echo $i > /tmp/$ID.t; mv /tmp/$ID.t /tmp/$ID.n; usleep 20000; done',
       )
       const counter = join(rootfs, 'tmp', `${id}.n`)
       await waitForFile(counter)

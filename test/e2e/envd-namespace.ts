@@ -46,10 +46,11 @@ export async function startNamespacedEnvd(port: number, bundle: string): Promise
 
   // Fixed script; every variable part arrives as a positional argument, never interpolated.
   // tini is PID 1, as in a sandbox: it reaps the orphans of killed commands, which node does
-  // not. envd is its only child.
+  // not. envd is its only child. It shares the host's network, so it listens on 127.0.0.1
+  // only (where `localhost` resolves), leaving other loopback addresses to other tests.
   const script =
     'mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && ' +
-    'mount --bind "$3" /home && mount --bind "$4" /root && exec "$5" -- "$6" "$7" --port "$8"'
+    'mount --bind "$3" /home && mount --bind "$4" /root && exec "$5" -- "$6" "$7" --port "$8" --host 127.0.0.1'
   const child = spawn(
     'unshare',
     [
