@@ -44,6 +44,15 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'serve',
+          include: ['test/serve/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+        },
+      },
+      {
+        test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           globalSetup: ['test/e2e/global-setup.ts'],

@@ -27,6 +27,7 @@ const common = {
   keepNames: true,
   // Native addons are loaded at run time from ./build/Release beside the bundle.
   external: ['*.node'],
+  alias: { bindings: './scripts/bindings-shim.cjs' },
 }
 
 const outdir = process.argv[2] ?? 'dist'
@@ -36,11 +37,16 @@ await Promise.all([
   build({ ...common, entryPoints: ['src/envd/main.ts'], outfile: `${outdir}/envd/envd.mjs` }),
 ])
 
-const addons = [
+// envd loads node-pty and fs-xattr; the CLI bundles envd too, plus the store's better-sqlite3.
+const envdAddons = [
   'node_modules/node-pty/build/Release/pty.node',
   'node_modules/fs-xattr/build/Release/xattr.node',
 ]
-for (const dir of [outdir, `${outdir}/envd`]) {
+const addonsOf = {
+  [outdir]: [...envdAddons, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'],
+  [`${outdir}/envd`]: envdAddons,
+}
+for (const [dir, addons] of Object.entries(addonsOf)) {
   await mkdir(`${dir}/build/Release`, { recursive: true })
   for (const addon of addons) {
     await copyFile(addon, path.join(dir, 'build/Release', path.basename(addon)))

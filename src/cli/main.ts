@@ -1,12 +1,17 @@
 import { runEnvdCommand } from '../envd/index.js'
+import { parseServeArgs, runServe } from './serve.js'
 
 const usage = `usage: sandbar <command>
 
 commands:
   envd [--port N] [--host ADDR]   run the in-sandbox agent (E2B envd) on this host
+  serve [--data-dir DIR] [--templates-dir DIR] [--host ADDR] [--api-port N] [--proxy-port N]
+        [--domain D] [--prefix P] [--no-masquerade]
+                                  run the E2B-compatible service: api, proxy, agent, store
 `
 
 const commands: Record<string, (argv: string[]) => Promise<void>> = {
+  serve: (argv) => runServe(parseServeArgs(argv)),
   envd: async (argv) => {
     const envd = await runEnvdCommand(argv)
     console.log(`envd is listening on port ${envd.port}. Point the e2b SDK at it with debug mode:

@@ -1,0 +1,31 @@
+import { Hono } from 'hono'
+import type { Logger } from '../logger.js'
+import type { Store } from '../store/index.js'
+import { apiKeyAuth } from './auth.js'
+import { ApiError, apiErrors } from './errors.js'
+import { sandboxRoutes } from './routes/sandboxes.js'
+import type { SandboxService } from './sandbox-service.js'
+
+export interface ApiAppOptions {
+  store: Store
+  service: SandboxService
+  logger: Logger
+}
+
+/** The E2B REST API (wire contract §1): every error leaves as `{code, message}`. */
+export function createApiApp({ store, service, logger }: ApiAppOptions): Hono {
+  const app = new Hono()
+  // §1.2: health needs no credentials.
+  app.get('/health', (c) => c.body(null, 204))
+  app.use('*', apiKeyAuth(store))
+  app.route('/', sandboxRoutes(service, logger))
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return c.json(error.body(), error.status)
+    // The cause is logged, never sent (STYLE habit 7).
+    logger.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed')
+    const internal = apiErrors.internal()
+    return c.json(internal.body(), internal.status)
+  })
+  app.notFound((c) => c.json({ code: 404, message: 'Not Found' }, 404))
+  return app
+}

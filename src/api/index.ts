@@ -1,0 +1,41 @@
+import type { Hono } from 'hono'
+import type { Agent } from '../agent/index.js'
+import type { Logger } from '../logger.js'
+import type { SandboxDirectory } from '../proxy/index.js'
+import type { Store } from '../store/index.js'
+import { createApiApp } from './app.js'
+import { startExpiryLoop } from './expiry-loop.js'
+import { sandboxDirectory } from './sandbox-directory.js'
+import { SandboxService, type SandboxServiceConfig } from './sandbox-service.js'
+
+export { ApiError, apiErrors } from './errors.js'
+export type { SandboxServiceConfig }
+
+/** What the control plane needs: where state lives, what runs sandboxes, and its limits. */
+export interface ControlPlaneOptions extends SandboxServiceConfig {
+  store: Store
+  agent: Agent
+  logger: Logger
+}
+
+/** The api role (wire contract §1): the REST app, the proxy's directory and the expiry loop. */
+export interface ControlPlane {
+  /** The E2B REST API, to serve with any fetch-style server. */
+  app: Hono
+  /** How the proxy finds sandboxes and wakes paused ones. */
+  directory: SandboxDirectory
+  /** Stops the expiry loop; sandboxes and the store stay as they are. */
+  close(): Promise<void>
+}
+
+/** Creates the control plane and starts expiring sandboxes at their timeout (§4.2). */
+export function createControlPlane(options: ControlPlaneOptions): ControlPlane {
+  const { store, agent, logger } = options
+  const service = new SandboxService(store, agent, options, logger)
+  const expiry = startExpiryLoop(store, service, logger)
+  return {
+    app: createApiApp({ store, service, logger }),
+    directory: sandboxDirectory(store, agent, service),
+    close: () => expiry.stop(),
+  }
+}

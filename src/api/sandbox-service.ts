@@ -1,0 +1,249 @@
+import {
+  type Agent,
+  type EgressPolicy,
+  SandboxNotFoundError,
+  SandboxStateError,
+} from '../agent/index.js'
+import type { Logger } from '../logger.js'
+import type { Sandbox, SandboxPage, SandboxQuery, Store, Team } from '../store/index.js'
+import { apiErrors } from './errors.js'
+import { newAccessToken, newSandboxID } from './sandbox-ids.js'
+import type { NewSandbox } from './schemas/sandbox-requests.js'
+
+/** The only template this server knows so far, with E2B's base sizes. */
+const BASE_TEMPLATE = { templateID: 'base', cpuCount: 2, memoryMB: 512, diskSizeMB: 512 }
+/** The envd version sandboxes report: the contract's envd (§3) that our envd implements. */
+const ENVD_VERSION = '0.6.13'
+/** Wire contract §1.3 NewSandbox: `timeout` omitted → 15 s. */
+const DEFAULT_TIMEOUT_S = 15
+
+export interface SandboxServiceConfig {
+  /** Running sandboxes per team before create answers 429 (§1.4; E2B base tier: 20). */
+  concurrencyLimit: number
+  /** Lifetime cap from each (re)start (§4.2 MaxInstanceLength; E2B default 1 h). */
+  maxLifetimeHours: number
+}
+
+/** Sandbox lifecycle over the store (what the API knows) and the agent (what runs). */
+export class SandboxService {
+  constructor(
+    private readonly store: Store,
+    private readonly agent: Agent,
+    private readonly config: SandboxServiceConfig,
+    private readonly logger: Logger,
+  ) {}
+
+  /** `POST /sandboxes` and `POST /v2/sandboxes` (§1.4 Create; Addendum: v2 is always secure). */
+  async create(team: Team, body: NewSandbox, version: 'v1' | 'v2'): Promise<Sandbox> {
+    const template = resolveTemplate(body.templateID)
+    const timeoutS = this.checkTimeout(body.timeout ?? DEFAULT_TIMEOUT_S)
+    const secure = version === 'v2' || body.secure === true
+    if (body.network?.allowPublicTraffic === false && !secure) throw apiErrors.privateNeedsSecure()
+    const running = await this.store.countRunning(team.id)
+    if (running >= this.config.concurrencyLimit)
+      throw apiErrors.concurrencyLimit(this.config.concurrencyLimit)
+    const now = new Date()
+    const sandbox = newSandbox(team, body, secure, {
+      startedAt: now,
+      endAt: new Date(now.getTime() + timeoutS * 1000),
+      maxEndAt: this.maxEndFrom(now),
+    })
+    await this.agent.create({
+      ...template,
+      sandboxID: sandbox.sandboxID,
+      envVars: sandbox.envVars,
+      egress: egressPolicy(sandbox.network, body.allow_internet_access),
+      accessToken: sandbox.envdAccessToken ?? undefined,
+    })
+    try {
+      await this.store.insertSandbox(sandbox)
+    } catch (error) {
+      await this.agent.kill(sandbox.sandboxID)
+      throw error
+    }
+    this.logger.info({ sandboxID: sandbox.sandboxID, teamID: team.id }, 'sandbox created')
+    return sandbox
+  }
+
+  /** A sandbox of the team, or the contract's 404. */
+  async get(team: Team, sandboxID: string): Promise<Sandbox> {
+    const sandbox = await this.store.getSandbox(sandboxID, team.id)
+    if (sandbox === undefined) throw apiErrors.sandboxNotFound(sandboxID)
+    return sandbox
+  }
+
+  /** `GET /v2/sandboxes` (§1.2). */
+  list(query: SandboxQuery): Promise<SandboxPage> {
+    return this.store.listSandboxes(query)
+  }
+
+  /** The team's running sandboxes (`X-Total-Running`, §1.1). */
+  countRunning(team: Team): Promise<number> {
+    return this.store.countRunning(team.id)
+  }
+
+  /** `DELETE /sandboxes/{id}` (§1.4): kills a running or paused sandbox; 404 when unknown. */
+  async kill(team: Team, sandboxID: string): Promise<void> {
+    await this.get(team, sandboxID)
+    await this.remove(sandboxID)
+  }
+
+  /** `POST /sandboxes/{id}/timeout` (§1.4): end = now + timeout, may shorten, capped. */
+  async setTimeout(team: Team, sandboxID: string, timeoutS: number): Promise<void> {
+    const sandbox = await this.get(team, sandboxID)
+    // Only running sandboxes have a timeout; infra looks them up among running ones.
+    if (sandbox.state !== 'running') throw apiErrors.sandboxNotFound(sandboxID)
+    const now = Date.now()
+    if (now >= sandbox.maxEndAt.getTime()) throw apiErrors.maxLengthExceeded()
+    const end = Math.min(now + Math.max(timeoutS, 0) * 1000, sandbox.maxEndAt.getTime())
+    const updated = await this.store.updateSandbox(sandboxID, { endAt: new Date(end) }, 'running')
+    if (updated === undefined) throw apiErrors.sandboxNotFound(sandboxID)
+  }
+
+  /** `POST /sandboxes/{id}/pause` (§1.4): 204, or 409 when already paused. */
+  async pause(team: Team, sandboxID: string): Promise<void> {
+    const sandbox = await this.get(team, sandboxID)
+    if (sandbox.state === 'paused') throw apiErrors.sandboxAlreadyPaused(sandboxID)
+    await this.pauseRunning(sandboxID)
+  }
+
+  /**
+   * `POST /sandboxes/{id}/connect` and its v2 form (§1.4): a running sandbox's end only moves
+   * later (200); a paused one resumes with the given timeout (201).
+   */
+  async connect(
+    team: Team,
+    sandboxID: string,
+    timeoutS: number,
+  ): Promise<{ sandbox: Sandbox; resumed: boolean }> {
+    const sandbox = await this.get(team, sandboxID)
+    this.checkTimeout(timeoutS)
+    if (sandbox.state === 'paused')
+      return { sandbox: await this.resume(sandboxID, timeoutS), resumed: true }
+    const wanted = Math.min(Date.now() + timeoutS * 1000, sandbox.maxEndAt.getTime())
+    const endAt = new Date(Math.max(wanted, sandbox.endAt.getTime()))
+    const updated = await this.store.updateSandbox(sandboxID, { endAt }, 'running')
+    // Paused between the read and the update: resume it instead.
+    if (updated === undefined) return this.connect(team, sandboxID, timeoutS)
+    return { sandbox: updated, resumed: false }
+  }
+
+  /** Resumes a paused sandbox until now + timeout; the sandbox as stored after. */
+  async resume(sandboxID: string, timeoutS: number): Promise<Sandbox> {
+    await this.agent.resume(sandboxID).catch((error: unknown) => {
+      if (!(error instanceof SandboxStateError)) throw error
+    })
+    const now = new Date()
+    const updated = await this.store.updateSandbox(
+      sandboxID,
+      {
+        state: 'running',
+        endAt: new Date(now.getTime() + timeoutS * 1000),
+        maxEndAt: this.maxEndFrom(now),
+      },
+      'paused',
+    )
+    const sandbox = updated ?? (await this.store.getSandbox(sandboxID))
+    if (sandbox === undefined) throw apiErrors.sandboxNotFound(sandboxID)
+    return sandbox
+  }
+
+  /**
+   * What the expiry loop does to a sandbox past its end (§4.2): pause it when its lifecycle
+   * says so (`autoPause` / `onTimeout: pause`), else kill it.
+   */
+  async expire(sandbox: Sandbox): Promise<void> {
+    const log = this.logger.child({ sandboxID: sandbox.sandboxID })
+    if (sandbox.lifecycle.onTimeout === 'pause') {
+      await this.pauseRunning(sandbox.sandboxID)
+      log.info('sandbox paused at its timeout')
+    } else {
+      await this.remove(sandbox.sandboxID)
+      log.info('sandbox killed at its timeout')
+    }
+  }
+
+  private async pauseRunning(sandboxID: string): Promise<void> {
+    try {
+      await this.agent.pause(sandboxID)
+    } catch (error) {
+      if (error instanceof SandboxStateError) throw apiErrors.sandboxAlreadyPaused(sandboxID)
+      throw error
+    }
+    // For a paused sandbox `endAt` is the time of the pause (§1.3 SandboxDetail).
+    await this.store.updateSandbox(sandboxID, { state: 'paused', endAt: new Date() }, 'running')
+  }
+
+  private async remove(sandboxID: string): Promise<void> {
+    await this.agent.kill(sandboxID).catch((error: unknown) => {
+      if (!(error instanceof SandboxNotFoundError)) throw error
+    })
+    await this.store.removeSandbox(sandboxID)
+  }
+
+  private checkTimeout(timeoutS: number): number {
+    if (timeoutS <= 0) throw apiErrors.timeoutNotPositive()
+    if (timeoutS > this.config.maxLifetimeHours * 3600)
+      throw apiErrors.timeoutTooLong(this.config.maxLifetimeHours)
+    return timeoutS
+  }
+
+  private maxEndFrom(start: Date): Date {
+    return new Date(start.getTime() + this.config.maxLifetimeHours * 3600 * 1000)
+  }
+}
+
+/** A new sandbox of the base template as the store keeps it (§1.3 NewSandbox defaults). */
+function newSandbox(
+  team: Team,
+  body: NewSandbox,
+  secure: boolean,
+  times: Pick<Sandbox, 'startedAt' | 'endAt' | 'maxEndAt'>,
+): Sandbox {
+  const allowPublicTraffic = body.network?.allowPublicTraffic ?? true
+  return {
+    ...BASE_TEMPLATE,
+    ...times,
+    sandboxID: newSandboxID(),
+    teamID: team.id,
+    alias: BASE_TEMPLATE.templateID,
+    state: 'running',
+    metadata: body.metadata ?? {},
+    envVars: body.envVars ?? {},
+    envdAccessToken: secure ? newAccessToken() : null,
+    // §4.6: a private sandbox's non-envd ports need `e2b-traffic-access-token`.
+    trafficAccessToken: allowPublicTraffic ? null : newAccessToken(),
+    allowInternetAccess: body.allow_internet_access ?? null,
+    network: {
+      allowOut: body.network?.allowOut ?? [],
+      denyOut: body.network?.denyOut ?? [],
+      allowPublicTraffic,
+      maskRequestHost: body.network?.maskRequestHost,
+    },
+    lifecycle: {
+      onTimeout: body.autoPause === true ? 'pause' : 'kill',
+      autoResume: body.autoResume?.enabled ?? false,
+      keepMemory: body.autoPauseMemory ?? true,
+    },
+    envdVersion: ENVD_VERSION,
+  }
+}
+
+/** Template resolution (§1.4), for the one template there is: `base`, optionally `:default`. */
+function resolveTemplate(reference: string): typeof BASE_TEMPLATE {
+  const name = reference.trim().toLowerCase()
+  if (name === 'base' || name === 'base:default') return BASE_TEMPLATE
+  throw apiErrors.templateNotFound(reference)
+}
+
+/** §1.3: `allow_internet_access: false` ≡ `denyOut: ["0.0.0.0/0"]`. */
+function egressPolicy(
+  network: { allowOut: string[]; denyOut: string[] },
+  allowInternetAccess: boolean | undefined,
+): EgressPolicy {
+  const denyOut =
+    allowInternetAccess === false && !network.denyOut.includes('0.0.0.0/0')
+      ? [...network.denyOut, '0.0.0.0/0']
+      : network.denyOut
+  return { allowOut: network.allowOut, denyOut }
+}

@@ -1,0 +1,54 @@
+import * as z from 'zod/mini'
+
+const stringMap = z.record(z.string(), z.string())
+
+/** Wire contract §1.3 `SandboxNetworkConfig` (the fields this server acts on). */
+const networkConfig = z.object({
+  allowPublicTraffic: z.optional(z.boolean()),
+  allowOut: z.optional(z.array(z.string())),
+  denyOut: z.optional(z.array(z.string())),
+  maskRequestHost: z.optional(z.string()),
+})
+
+/**
+ * `NewSandbox` (wire contract §1.3) and `NewSandboxV2` (Addendum: the same without `secure`).
+ * Unknown fields (`mcp`, `iam`, `volumeMounts`) are tolerated, as the SDK may send them.
+ */
+export const newSandboxSchema = z.object({
+  templateID: z.string(),
+  timeout: z.optional(z.int()),
+  autoPause: z.optional(z.boolean()),
+  autoPauseMemory: z.optional(z.boolean()),
+  autoResume: z.optional(z.object({ enabled: z.boolean() })),
+  secure: z.optional(z.boolean()),
+  allow_internet_access: z.optional(z.boolean()),
+  network: z.optional(networkConfig),
+  metadata: z.optional(z.nullable(stringMap)),
+  envVars: z.optional(z.nullable(stringMap)),
+})
+export type NewSandbox = z.infer<typeof newSandboxSchema>
+
+/** `ConnectSandbox` (§1.3: `timeout` required) and its v2 form (Addendum: optional). */
+export const connectSchema = z.object({
+  timeout: z.optional(z.int()),
+  memory: z.optional(z.boolean()),
+})
+export type ConnectRequest = z.infer<typeof connectSchema>
+
+/** `SandboxTimeoutRequest` (§1.3). */
+export const timeoutSchema = z.object({ timeout: z.int() })
+
+/** `SandboxPauseRequest` (§1.3); the body is optional. */
+export const pauseSchema = z.object({ memory: z.optional(z.boolean()) })
+
+/** `GET /v2/sandboxes` query (wire contract §1.1 pagination, §1.2 filters). */
+export const listQuerySchema = z.object({
+  state: z.optional(z.string()),
+  metadata: z.optional(z.string()),
+  order: z.optional(z.enum(['asc', 'desc'])),
+  startedAfter: z.optional(z.iso.datetime({ offset: true })),
+  template: z.optional(z.string()),
+  limit: z.optional(z.string().check(z.regex(/^\d+$/))),
+  nextToken: z.optional(z.string()),
+})
+export type ListQuery = z.infer<typeof listQuerySchema>

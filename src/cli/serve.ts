@@ -1,0 +1,138 @@
+import { once } from 'node:events'
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { getRequestListener } from '@hono/node-server'
+import { createAgent } from '../agent/index.js'
+import { createControlPlane } from '../api/index.js'
+import { createLogger } from '../logger.js'
+import { createProxy } from '../proxy/index.js'
+import { createStore, type Store } from '../store/index.js'
+
+/** `sandbar serve` settings, from flags. */
+export interface ServeConfig {
+  dataDir: string
+  templatesDir?: string
+  host: string
+  apiPort: number
+  proxyPort: number
+  domain: string
+  prefix: string
+  masquerade: boolean
+}
+
+export function parseServeArgs(argv: string[]): ServeConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'data-dir': { type: 'string', default: '/var/lib/sandbar' },
+      'templates-dir': { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'api-port': { type: 'string', default: '3000' },
+      'proxy-port': { type: 'string', default: '3001' },
+      domain: { type: 'string', default: 'localhost' },
+      prefix: { type: 'string', default: 'sb' },
+      'no-masquerade': { type: 'boolean', default: false },
+    },
+  })
+  return {
+    dataDir: path.resolve(values['data-dir']),
+    templatesDir: values['templates-dir'],
+    host: values.host,
+    apiPort: port(values['api-port']),
+    proxyPort: port(values['proxy-port']),
+    domain: values.domain,
+    prefix: values.prefix,
+    masquerade: !values['no-masquerade'],
+  }
+}
+
+function port(value: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid port '${value}'`)
+  return n
+}
+
+/**
+ * The composition root: store, agent, control plane, api and proxy servers in one process.
+ * SIGTERM/SIGINT close them; sandboxes keep running for the next start to adopt.
+ */
+export async function runServe(config: ServeConfig): Promise<void> {
+  const logger = createLogger('sandbar')
+  await mkdir(config.dataDir, { recursive: true })
+  const store = await createStore({ sqlitePath: path.join(config.dataDir, 'sandbar.db') })
+  const clientEnv = await ensureClientEnv(store, config)
+  const agent = await createAgent({
+    dataDir: config.dataDir,
+    templatesDir: config.templatesDir,
+    prefix: config.prefix,
+    runtime: 'crun',
+    addressPool: '10.231.0.0/16',
+    masquerade: config.masquerade,
+    idShift: 100000,
+    pidsLimit: 1024,
+    // scripts/build.mjs puts envd/ next to sandbar.mjs, the bundle running this code.
+    envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
+    logger,
+  })
+  const controlPlane = createControlPlane({
+    store,
+    agent,
+    logger,
+    concurrencyLimit: 20,
+    maxLifetimeHours: 1,
+  })
+  const api = createServer(getRequestListener(controlPlane.app.fetch))
+  api.listen(config.apiPort, config.host)
+  await once(api, 'listening')
+  const proxy = createProxy({ domain: config.domain, directory: controlPlane.directory, logger })
+  await proxy.listen(config.proxyPort, config.host)
+  logger.info({ port: config.apiPort, host: config.host }, 'api listening')
+  console.log(clientEnv)
+
+  const shutdown = async (signal: string) => {
+    logger.info({ signal }, 'shutting down')
+    await controlPlane.close()
+    await Promise.all([proxy.close(), closeServer(api)])
+    await agent.close()
+    await store.close()
+    process.exit(0)
+  }
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      shutdown(signal).catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      })
+    })
+  }
+}
+
+/**
+ * On first start, a team and an API key, written to `<data>/client.env` (0600) for
+ * `set -a; . client.env`; later starts keep the file. Returns its text.
+ */
+async function ensureClientEnv(store: Store, config: ServeConfig): Promise<string> {
+  const file = path.join(config.dataDir, 'client.env')
+  const existing = await readFile(file, 'utf8').catch(() => undefined)
+  if (existing !== undefined) return existing.trim()
+  const { team } = await store.ensureFirstTeam()
+  const { key } = await store.createApiKey(team.id, 'default')
+  const text = [
+    `E2B_API_URL=http://localhost:${config.apiPort}`,
+    `E2B_SANDBOX_URL=http://localhost:${config.proxyPort}`,
+    `E2B_API_KEY=${key}`,
+  ].join('\n')
+  await writeFile(file, `${text}\n`, { mode: 0o600 })
+  await chmod(file, 0o600)
+  return text
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error === undefined ? resolve() : reject(error)))
+    server.closeAllConnections()
+  })
+}

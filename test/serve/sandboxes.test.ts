@@ -1,0 +1,153 @@
+import { AuthenticationError, Sandbox, SandboxNotFoundError } from 'e2b'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ServeInstance, startServe } from './serve-fixture.js'
+
+let serve: ServeInstance
+const opts = () => ({ ...serve.client })
+
+beforeAll(async () => {
+  serve = await startServe()
+})
+
+afterAll(async () => {
+  const leaks = await serve?.stop()
+  expect(leaks).toEqual([])
+})
+
+/** Polls `check` until it returns true or `timeoutMs` passes. */
+async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (await check()) return true
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  return false
+}
+
+describe('sandbar serve', () => {
+  it('writes client.env with the three variables', () => {
+    expect(serve.clientEnvText).toMatch(
+      /^E2B_API_URL=http:\/\/localhost:\d+\nE2B_SANDBOX_URL=http:\/\/localhost:\d+\nE2B_API_KEY=e2b_[0-9a-f]{40}\n$/,
+    )
+  })
+
+  it('answers /health without a key', async () => {
+    expect((await fetch(`${serve.client.apiUrl}/health`)).status).toBe(204)
+  })
+})
+
+describe('Sandbox.create through the SDK', () => {
+  it('runs commands and moves files through the proxy, with metadata and envs', async () => {
+    const sandbox = await Sandbox.create({
+      ...opts(),
+      metadata: { suite: 'serve', run: 'one' },
+      envs: { SBT_GREETING: 'hello' },
+    })
+    try {
+      expect(sandbox.sandboxId).toMatch(/^i[a-z0-9]{20}$/)
+      const echo = await sandbox.commands.run('echo hi')
+      expect(echo.stdout).toBe('hi\n')
+      const env = await sandbox.commands.run('echo $SBT_GREETING')
+      expect(env.stdout).toBe('hello\n')
+      await sandbox.files.write('/home/user/note.txt', 'through the proxy')
+      expect(await sandbox.files.read('/home/user/note.txt')).toBe('through the proxy')
+
+      const info = await sandbox.getInfo()
+      expect(info).toMatchObject({
+        sandboxId: sandbox.sandboxId,
+        templateId: 'base',
+        metadata: { suite: 'serve', run: 'one' },
+        state: 'running',
+        cpuCount: 2,
+        memoryMB: 512,
+      })
+      const listed = await Sandbox.list({
+        ...opts(),
+        query: { metadata: { run: 'one' } },
+      }).nextItems()
+      expect(listed.map((s) => s.sandboxId)).toEqual([sandbox.sandboxId])
+      const none = await Sandbox.list({
+        ...opts(),
+        query: { metadata: { run: 'two' } },
+      }).nextItems()
+      expect(none).toEqual([])
+    } finally {
+      await sandbox.kill()
+    }
+  })
+
+  it('kills a sandbox, after which it is not found', async () => {
+    const sandbox = await Sandbox.create(opts())
+    await sandbox.kill()
+    expect(await Sandbox.kill(sandbox.sandboxId, opts())).toBe(false)
+    await expect(Sandbox.getInfo(sandbox.sandboxId, opts())).rejects.toBeInstanceOf(
+      SandboxNotFoundError,
+    )
+    const answer = await fetch(`${serve.client.apiUrl}/sandboxes/${sandbox.sandboxId}`, {
+      method: 'DELETE',
+      headers: { 'X-API-Key': serve.client.apiKey },
+    })
+    expect(answer.status).toBe(404)
+    expect(await answer.json()).toEqual({
+      code: 404,
+      message: `Sandbox "${sandbox.sandboxId}" doesn't exist or you don't have access to it`,
+    })
+  })
+
+  it('kills a sandbox when a shortened timeout passes', async () => {
+    const sandbox = await Sandbox.create(opts())
+    await sandbox.setTimeout(2000)
+    const gone = await eventually(
+      async () => !(await sandbox.isRunning().catch(() => false)),
+      10_000,
+    )
+    expect(gone).toBe(true)
+    await expect(sandbox.getInfo()).rejects.toBeInstanceOf(SandboxNotFoundError)
+  })
+
+  it('rejects a bad API key', async () => {
+    await expect(
+      Sandbox.create({ ...opts(), apiKey: `e2b_${'0'.repeat(40)}` }),
+    ).rejects.toBeInstanceOf(AuthenticationError)
+  })
+
+  it('reports an unknown template with the contract text', async () => {
+    await expect(Sandbox.create('no-such-template', opts())).rejects.toThrow(
+      "404: template 'no-such-template' not found",
+    )
+  })
+
+  it('pauses at the timeout and resumes on connect with its files', async () => {
+    const sandbox = await Sandbox.create({
+      ...opts(),
+      timeoutMs: 3000,
+      lifecycle: { onTimeout: 'pause' },
+    })
+    try {
+      await sandbox.files.write('/home/user/kept.txt', 'still here')
+      const paused = await eventually(
+        async () => (await sandbox.getInfo()).state === 'paused',
+        15_000,
+      )
+      expect(paused).toBe(true)
+      expect(await Sandbox.pause(sandbox.sandboxId, opts())).toBe(false)
+      const resumed = await Sandbox.connect(sandbox.sandboxId, opts())
+      expect((await resumed.getInfo()).state).toBe('running')
+      expect(await resumed.files.read('/home/user/kept.txt')).toBe('still here')
+    } finally {
+      await Sandbox.kill(sandbox.sandboxId, opts())
+    }
+  })
+
+  it('pauses on request, and a second pause reports it already paused', async () => {
+    const sandbox = await Sandbox.create(opts())
+    try {
+      expect(await sandbox.pause()).toBe(true)
+      expect(await sandbox.pause()).toBe(false)
+      const resumed = await Sandbox.connect(sandbox.sandboxId, opts())
+      expect((await resumed.commands.run('echo back')).stdout).toBe('back\n')
+    } finally {
+      await sandbox.kill()
+    }
+  })
+})

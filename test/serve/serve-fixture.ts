@@ -1,0 +1,122 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
+import { startTestAgent, TEMPLATE_CACHE, testPrefix } from '../agent/agent-fixture.js'
+
+/** What `<data>/client.env` tells a client, as the SDK's options take it. */
+export interface ClientEnv {
+  apiUrl: string
+  sandboxUrl: string
+  apiKey: string
+}
+
+/** A `sandbar serve` the test started from a fresh build. */
+export interface ServeInstance {
+  client: ClientEnv
+  /** The client.env file as written. */
+  clientEnvText: string
+  /** Stops the service by PID, removes every sandbox it left, and reports host leaks. */
+  stop(): Promise<string[]>
+}
+
+const START_TIMEOUT_MS = 120_000
+
+/** A free TCP port on loopback. */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const address = server.address()
+  await new Promise((resolve) => server.close(resolve))
+  if (address === null || typeof address === 'string') throw new Error('no TCP port')
+  return address.port
+}
+
+async function waitForHealth(child: ChildProcess, apiPort: number, output: () => string) {
+  const deadline = Date.now() + START_TIMEOUT_MS
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`sandbar serve exited early:\n${output()}`)
+    const answer = await fetch(`http://127.0.0.1:${apiPort}/health`).catch(() => null)
+    if (answer?.status === 204) return
+    await sleep(200)
+  }
+  throw new Error(`sandbar serve did not answer /health:\n${output()}`)
+}
+
+/**
+ * Builds the bundle and starts `sandbar serve` on free loopback ports, with a prefix of its
+ * own and the cached templates, so the base template is not rebuilt.
+ */
+export async function startServe(): Promise<ServeInstance> {
+  const buildDir = await mkdtemp('/tmp/sbt-serve-build-')
+  const dataDir = await mkdtemp('/tmp/sbt-serve-data-')
+  await promisify(execFile)(process.execPath, ['scripts/build.mjs', buildDir])
+  const [apiPort, proxyPort] = [await freePort(), await freePort()]
+  const prefix = testPrefix()
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(buildDir, 'sandbar.mjs'),
+      'serve',
+      ...['--data-dir', dataDir, '--templates-dir', TEMPLATE_CACHE, '--prefix', prefix],
+      ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SANDBAR_LOG_LEVEL: 'info' } },
+  )
+  let output = ''
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString()
+  })
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString()
+  })
+  const stop = async (): Promise<string[]> => {
+    let exitCode: unknown = child.exitCode
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit')
+      child.kill('SIGTERM')
+      ;[exitCode] = await exited
+    }
+    // The sandboxes outlive the service by design; an agent on the same prefix and data
+    // directory adopts and removes them, and reports what is left.
+    const agent = await startTestAgent({ dataDir, prefix, envdBuildDir: buildDir })
+    try {
+      const leaks = await agent.dispose()
+      if (exitCode !== 0) leaks.push(`sandbar serve exited ${String(exitCode)}:\n${output}`)
+      return leaks
+    } finally {
+      await rm(buildDir, { recursive: true, force: true })
+    }
+  }
+  try {
+    await waitForHealth(child, apiPort, () => output)
+    const clientEnvText = await readFile(path.join(dataDir, 'client.env'), 'utf8')
+    return { client: parseClientEnv(clientEnvText), clientEnvText, stop }
+  } catch (error) {
+    await stop().catch(() => undefined)
+    throw error
+  }
+}
+
+function parseClientEnv(text: string): ClientEnv {
+  const values = new Map<string, string>()
+  for (const line of text.split('\n')) {
+    const at = line.indexOf('=')
+    if (at > 0) values.set(line.slice(0, at), line.slice(at + 1))
+  }
+  const get = (name: string) => {
+    const value = values.get(name)
+    if (value === undefined) throw new Error(`client.env has no ${name}`)
+    return value
+  }
+  return {
+    apiUrl: get('E2B_API_URL'),
+    sandboxUrl: get('E2B_SANDBOX_URL'),
+    apiKey: get('E2B_API_KEY'),
+  }
+}
