@@ -74,6 +74,8 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
 class HostAgent implements Agent {
   /** One operation at a time per sandbox, so pause never races kill. */
   private readonly busy = new Map<string, Promise<unknown>>()
+  /** Slot choices, one at a time: two creates must never take the same network slot. */
+  private reservations: Promise<unknown> = Promise.resolve()
 
   constructor(
     private readonly parts: HostParts,
@@ -84,25 +86,21 @@ class HostAgent implements Agent {
   async create(request: SandboxRequest): Promise<SandboxInfo> {
     const layers = this.templates.get(request.templateID)
     if (!layers) throw new TemplateNotFoundError(request.templateID)
-    const { records, config } = this.parts
-    const slot = freeSlot(
-      (await records.all()).flatMap(({ record }) => (record ? [record.slot] : [])),
-    )
-    const record: SandboxRecord = {
-      sandboxID: request.sandboxID,
-      templateID: request.templateID,
-      runtime: config.runtime,
-      slot,
-      cpuCount: request.cpuCount,
-      memoryMB: request.memoryMB,
-      envVars: request.envVars,
-      accessToken: request.accessToken,
-      egress: request.egress,
-      state: 'creating',
-      createdAt: new Date().toISOString(),
-    }
+    const { config } = this.parts
     return this.exclusive(request.sandboxID, async () => {
-      await records.save(record)
+      const record = await this.reserve({
+        sandboxID: request.sandboxID,
+        templateID: request.templateID,
+        runtime: config.runtime,
+        cpuCount: request.cpuCount,
+        memoryMB: request.memoryMB,
+        envVars: request.envVars,
+        accessToken: request.accessToken,
+        egress: request.egress,
+        state: 'creating',
+        createdAt: new Date().toISOString(),
+      })
+      const { slot } = record
       const log = config.logger.child({ sandboxID: request.sandboxID })
       try {
         const network = await startSandboxHost(this.parts, record, layers)
@@ -124,7 +122,7 @@ class HostAgent implements Agent {
           address: network.sandboxAddress,
           state: 'running',
         }
-        await records.save(running)
+        await this.parts.records.save(running)
         log.info({ address: network.sandboxAddress, slot }, 'sandbox created')
         return info(running)
       } catch (error) {
@@ -192,6 +190,27 @@ class HostAgent implements Agent {
       await act(this.containerID(sandboxID))
       await this.parts.records.save({ ...record, state: to })
     })
+  }
+
+  /**
+   * Claims the lowest free network slot by writing the new sandbox's record, after every
+   * earlier claim has written its own.
+   */
+  private reserve(draft: Omit<SandboxRecord, 'slot'>): Promise<SandboxRecord> {
+    const { records } = this.parts
+    const claim = this.reservations
+      .catch(() => undefined)
+      .then(async () => {
+        if (await records.read(draft.sandboxID)) {
+          throw new Error(`sandbox '${draft.sandboxID}' already exists`)
+        }
+        const taken = (await records.all()).flatMap(({ record }) => (record ? [record.slot] : []))
+        const record: SandboxRecord = { ...draft, slot: freeSlot(taken) }
+        await records.save(record)
+        return record
+      })
+    this.reservations = claim
+    return claim
   }
 
   private async existing(sandboxID: string): Promise<SandboxRecord> {

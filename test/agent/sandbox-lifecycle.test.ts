@@ -132,3 +132,16 @@ describe('a sandbox on the agent', () => {
     expect(healthy).toBe(false)
   })
 })
+
+describe('concurrent creates', () => {
+  it('give every sandbox its own address, and an existing ID is refused', async () => {
+    const ids = [sandboxID(), sandboxID(), sandboxID()]
+    const created = await Promise.all(ids.map((id) => test.agent.create(request(id))))
+    const addresses = new Set(created.map((sandbox) => sandbox.address))
+    expect(addresses.size).toBe(ids.length)
+    expect(addresses.has(info.address)).toBe(false)
+    await expect(test.agent.create(request(ids[0] ?? ''))).rejects.toThrow('already exists')
+    expect((await test.agent.get(ids[0] ?? ''))?.state).toBe('running')
+    for (const id of ids) await test.agent.kill(id)
+  })
+})
