@@ -8,6 +8,13 @@ export {
   SandboxStateError,
   TemplateNotFoundError,
 } from './errors.js'
+/** Egress rule parsing, shared with the api so bad rules are a 400 before anything starts. */
+export {
+  type EgressList,
+  EgressPolicyError,
+  type ParsedEgressPolicy,
+  parseEgressPolicy,
+} from './network/egress-policy.js'
 export type { EgressPolicy, RuntimeName }
 
 /** How an agent runs sandboxes on this host. */

@@ -86,5 +86,13 @@ export const apiErrors = {
       "When specifying allowed domains in allow out, you must include 'ALL_TRAFFIC' in deny out to block all other traffic.",
     ),
   invalidDeniedCIDR: (entry: string) => new ApiError('badRequest', `invalid denied CIDR ${entry}`),
+  /**
+   * An allowOut entry that is neither an IP/CIDR nor (with deny-all) a domain the contract
+   * allows: Sandbar has no domain-filtering proxy (§4.5), so it refuses with the agent's text.
+   */
+  unsupportedAllowedEntry: (message: string) => new ApiError('badRequest', message),
+  /** §4.5: `PUT /network` answers 409 for a sandbox not running; the contract gives no text. */
+  sandboxNotRunning: (sandboxID: string) =>
+    new ApiError('conflict', `Sandbox "${sandboxID}" is not running`),
   internal: () => new ApiError('internal', 'internal server error'),
 } as const

@@ -34,7 +34,7 @@ export function createControlPlane(options: ControlPlaneOptions): ControlPlane {
   const service = new SandboxService(store, agent, options, logger)
   const expiry = startExpiryLoop(store, service, logger)
   return {
-    app: createApiApp({ store, service, logger }),
+    app: createApiApp({ store, service, agent, logger }),
     directory: sandboxDirectory(store, agent, service),
     close: () => expiry.stop(),
   }

@@ -1,11 +1,7 @@
-import {
-  type Agent,
-  type EgressPolicy,
-  SandboxNotFoundError,
-  SandboxStateError,
-} from '../agent/index.js'
+import { type Agent, SandboxNotFoundError, SandboxStateError } from '../agent/index.js'
 import type { Logger } from '../logger.js'
 import type { Sandbox, SandboxPage, SandboxQuery, Store, Team } from '../store/index.js'
+import { checkedEgressPolicy, type EgressRequest } from './egress-rules.js'
 import { apiErrors } from './errors.js'
 import { newAccessToken, newSandboxID } from './sandbox-ids.js'
 import type { NewSandbox } from './schemas/sandbox-requests.js'
@@ -16,6 +12,8 @@ const BASE_TEMPLATE = { templateID: 'base', cpuCount: 2, memoryMB: 512, diskSize
 const ENVD_VERSION = '0.6.13'
 /** Wire contract §1.3 NewSandbox: `timeout` omitted → 15 s. */
 const DEFAULT_TIMEOUT_S = 15
+/** Wire contract §1.4 refreshes: duration default and minimum 15 s. */
+export const REFRESH_MIN_S = 15
 
 export interface SandboxServiceConfig {
   /** Running sandboxes per team before create answers 429 (§1.4; E2B base tier: 20). */
@@ -39,6 +37,10 @@ export class SandboxService {
     const timeoutS = this.checkTimeout(body.timeout ?? DEFAULT_TIMEOUT_S)
     const secure = version === 'v2' || body.secure === true
     if (body.network?.allowPublicTraffic === false && !secure) throw apiErrors.privateNeedsSecure()
+    const egress = checkedEgressPolicy({
+      ...body.network,
+      allow_internet_access: body.allow_internet_access,
+    })
     const running = await this.store.countRunning(team.id)
     if (running >= this.config.concurrencyLimit)
       throw apiErrors.concurrencyLimit(this.config.concurrencyLimit)
@@ -52,7 +54,7 @@ export class SandboxService {
       ...template,
       sandboxID: sandbox.sandboxID,
       envVars: sandbox.envVars,
-      egress: egressPolicy(sandbox.network, body.allow_internet_access),
+      egress,
       accessToken: sandbox.envdAccessToken ?? undefined,
     })
     try {
@@ -77,6 +79,24 @@ export class SandboxService {
     return this.store.listSandboxes(query)
   }
 
+  /** `GET /sandboxes` (§1.2, deprecated v1): every running sandbox of the team, unpaged. */
+  async listRunning(team: Team, metadata?: Record<string, string>): Promise<Sandbox[]> {
+    const sandboxes: Sandbox[] = []
+    let nextToken: string | undefined
+    do {
+      const page = await this.store.listSandboxes({
+        teamID: team.id,
+        states: ['running'],
+        metadata,
+        limit: 100,
+        nextToken,
+      })
+      sandboxes.push(...page.sandboxes)
+      nextToken = page.nextToken
+    } while (nextToken !== undefined)
+    return sandboxes
+  }
+
   /** The team's running sandboxes (`X-Total-Running`, §1.1). */
   countRunning(team: Team): Promise<number> {
     return this.store.countRunning(team.id)
@@ -98,6 +118,42 @@ export class SandboxService {
     const end = Math.min(now + Math.max(timeoutS, 0) * 1000, sandbox.maxEndAt.getTime())
     const updated = await this.store.updateSandbox(sandboxID, { endAt: new Date(end) }, 'running')
     if (updated === undefined) throw apiErrors.sandboxNotFound(sandboxID)
+  }
+
+  /** `POST /sandboxes/{id}/refreshes` (§1.4): end = now + duration (≥ 15 s), never shortens. */
+  async refresh(team: Team, sandboxID: string, durationS: number): Promise<void> {
+    const sandbox = await this.get(team, sandboxID)
+    if (sandbox.state !== 'running') throw apiErrors.sandboxNotFound(sandboxID)
+    const wanted = Date.now() + Math.max(durationS, REFRESH_MIN_S) * 1000
+    const end = Math.max(Math.min(wanted, sandbox.maxEndAt.getTime()), sandbox.endAt.getTime())
+    const updated = await this.store.updateSandbox(sandboxID, { endAt: new Date(end) }, 'running')
+    if (updated === undefined) throw apiErrors.sandboxNotFound(sandboxID)
+  }
+
+  /** `POST /sandboxes/{id}/resume` (§1.4, legacy): only a paused sandbox resumes. */
+  async resumePaused(team: Team, sandboxID: string, timeoutS: number): Promise<Sandbox> {
+    const sandbox = await this.get(team, sandboxID)
+    if (sandbox.state === 'running') throw apiErrors.sandboxAlreadyRunning(sandboxID)
+    return this.resume(sandboxID, this.checkTimeout(timeoutS))
+  }
+
+  /**
+   * `PUT /sandboxes/{id}/network` (§1.3, §4.5): replaces the egress rules of a running sandbox
+   * live, omitted lists cleared, and keeps them for the sandbox's detail and restarts.
+   */
+  async updateNetwork(team: Team, sandboxID: string, request: EgressRequest): Promise<void> {
+    const sandbox = await this.get(team, sandboxID)
+    const egress = checkedEgressPolicy(request)
+    if (sandbox.state !== 'running') throw apiErrors.sandboxNotRunning(sandboxID)
+    await this.agent.updateNetwork(sandboxID, egress)
+    const network = {
+      ...sandbox.network,
+      allowOut: request.allowOut ?? [],
+      denyOut: request.denyOut ?? [],
+    }
+    const patch = { network, allowInternetAccess: request.allow_internet_access ?? null }
+    const updated = await this.store.updateSandbox(sandboxID, patch, 'running')
+    if (updated === undefined) throw apiErrors.sandboxNotRunning(sandboxID)
   }
 
   /** `POST /sandboxes/{id}/pause` (§1.4): 204, or 409 when already paused. */
@@ -234,16 +290,4 @@ function resolveTemplate(reference: string): typeof BASE_TEMPLATE {
   const name = reference.trim().toLowerCase()
   if (name === 'base' || name === 'base:default') return BASE_TEMPLATE
   throw apiErrors.templateNotFound(reference)
-}
-
-/** §1.3: `allow_internet_access: false` ≡ `denyOut: ["0.0.0.0/0"]`. */
-function egressPolicy(
-  network: { allowOut: string[]; denyOut: string[] },
-  allowInternetAccess: boolean | undefined,
-): EgressPolicy {
-  const denyOut =
-    allowInternetAccess === false && !network.denyOut.includes('0.0.0.0/0')
-      ? [...network.denyOut, '0.0.0.0/0']
-      : network.denyOut
-  return { allowOut: network.allowOut, denyOut }
 }

@@ -21,6 +21,8 @@ export interface ServeInstance {
   clientEnvText: string
   /** Stops the service by PID, removes every sandbox it left, and reports host leaks. */
   stop(): Promise<string[]>
+  /** SIGKILLs the service (no shutdown at all) and starts it again on the same data. */
+  crashAndRestart(): Promise<void>
 }
 
 const START_TIMEOUT_MS = 120_000
@@ -48,6 +50,26 @@ async function waitForHealth(child: ChildProcess, apiPort: number, output: () =>
   throw new Error(`sandbar serve did not answer /health:\n${output()}`)
 }
 
+/** One `sandbar serve` process and everything it printed. */
+interface ServeProcess {
+  child: ChildProcess
+  output: () => string
+}
+
+function spawnServe(args: string[]): ServeProcess {
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SANDBAR_LOG_LEVEL: 'info' },
+  })
+  let output = ''
+  const append = (chunk: Buffer) => {
+    output += chunk.toString()
+  }
+  child.stdout?.on('data', append)
+  child.stderr?.on('data', append)
+  return { child, output: () => output }
+}
+
 /**
  * Builds the bundle and starts `sandbar serve` on free loopback ports, with a prefix of its
  * own and the cached templates, so the base template is not rebuilt.
@@ -58,24 +80,15 @@ export async function startServe(): Promise<ServeInstance> {
   await promisify(execFile)(process.execPath, ['scripts/build.mjs', buildDir])
   const [apiPort, proxyPort] = [await freePort(), await freePort()]
   const prefix = testPrefix()
-  const child = spawn(
-    process.execPath,
-    [
-      path.join(buildDir, 'sandbar.mjs'),
-      'serve',
-      ...['--data-dir', dataDir, '--templates-dir', TEMPLATE_CACHE, '--prefix', prefix],
-      ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SANDBAR_LOG_LEVEL: 'info' } },
-  )
-  let output = ''
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-  })
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-  })
+  const args = [
+    path.join(buildDir, 'sandbar.mjs'),
+    'serve',
+    ...['--data-dir', dataDir, '--templates-dir', TEMPLATE_CACHE, '--prefix', prefix],
+    ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
+  ]
+  let serve = spawnServe(args)
   const stop = async (): Promise<string[]> => {
+    const { child, output } = serve
     let exitCode: unknown = child.exitCode
     if (child.exitCode === null && child.signalCode === null) {
       const exited = once(child, 'exit')
@@ -87,16 +100,23 @@ export async function startServe(): Promise<ServeInstance> {
     const agent = await startTestAgent({ dataDir, prefix, envdBuildDir: buildDir })
     try {
       const leaks = await agent.dispose()
-      if (exitCode !== 0) leaks.push(`sandbar serve exited ${String(exitCode)}:\n${output}`)
+      if (exitCode !== 0) leaks.push(`sandbar serve exited ${String(exitCode)}:\n${output()}`)
       return leaks
     } finally {
       await rm(buildDir, { recursive: true, force: true })
     }
   }
+  const crashAndRestart = async (): Promise<void> => {
+    const exited = once(serve.child, 'exit')
+    serve.child.kill('SIGKILL')
+    await exited
+    serve = spawnServe(args)
+    await waitForHealth(serve.child, apiPort, serve.output)
+  }
   try {
-    await waitForHealth(child, apiPort, () => output)
+    await waitForHealth(serve.child, apiPort, serve.output)
     const clientEnvText = await readFile(path.join(dataDir, 'client.env'), 'utf8')
-    return { client: parseClientEnv(clientEnvText), clientEnvText, stop }
+    return { client: parseClientEnv(clientEnvText), clientEnvText, stop, crashAndRestart }
   } catch (error) {
     await stop().catch(() => undefined)
     throw error

@@ -52,3 +52,33 @@ export const listQuerySchema = z.object({
   nextToken: z.optional(z.string()),
 })
 export type ListQuery = z.infer<typeof listQuerySchema>
+
+/** `SandboxRefreshRequest` (§1.3): `duration` 0..3600 s; the body is optional. */
+export const refreshSchema = z.object({
+  duration: z.optional(z.int().check(z.gte(0), z.lte(3600))),
+})
+
+/** `ResumedSandbox` (§1.3, legacy resume); the body is optional, `autoPause` deprecated. */
+export const resumeSchema = z.object({ timeout: z.optional(z.int()) })
+
+/**
+ * `SandboxNetworkUpdateConfig` (§1.3): omitted lists are cleared. `egressProxy` and `rules`
+ * are tolerated and not acted on: Sandbar has no egress proxy (§4.5).
+ */
+export const networkUpdateSchema = z.object({
+  allowOut: z.optional(z.array(z.string())),
+  denyOut: z.optional(z.array(z.string())),
+  allow_internet_access: z.optional(z.boolean()),
+})
+
+/** `GET /sandboxes/{id}/metrics` query (§1.2): unix seconds, int64 ≥ 0. */
+export const metricsRangeSchema = z.object({
+  start: z.optional(z.string().check(z.regex(/^\d+$/))),
+  end: z.optional(z.string().check(z.regex(/^\d+$/))),
+})
+
+/** `GET /sandboxes/metrics` query (§1.2): `sandbox_ids` required, comma list. */
+export const metricsBatchSchema = z.object({ sandbox_ids: z.string() })
+
+/** `GET /sandboxes` (v1) query (§1.2). */
+export const listV1QuerySchema = z.object({ metadata: z.optional(z.string()) })

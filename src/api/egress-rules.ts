@@ -1,0 +1,41 @@
+import { type EgressPolicy, EgressPolicyError, parseEgressPolicy } from '../agent/index.js'
+import { apiErrors } from './errors.js'
+
+/** The SDK's `ALL_TRAFFIC` (wire contract §1.4): the deny-all entry. */
+export const ALL_TRAFFIC = '0.0.0.0/0'
+
+/** The egress lists of create's `network` and of `SandboxNetworkUpdateConfig` (§1.3). */
+export interface EgressRequest {
+  allowOut?: string[]
+  denyOut?: string[]
+  allow_internet_access?: boolean
+}
+
+/**
+ * The policy the agent enforces, validated at the edge so a bad entry is the contract's 400
+ * (§1.4) rather than an agent failure. §4.5: `allow_internet_access: false` makes the denied
+ * list exactly `[ALL_TRAFFIC]` and keeps the allowed entries.
+ */
+export function checkedEgressPolicy(request: EgressRequest): EgressPolicy {
+  const allowOut = request.allowOut ?? []
+  const requestedDeny = request.denyOut ?? []
+  rethrowAsApiError(() => parseEgressPolicy({ allowOut: [], denyOut: requestedDeny }), false)
+  const denyOut = request.allow_internet_access === false ? [ALL_TRAFFIC] : requestedDeny
+  rethrowAsApiError(() => parseEgressPolicy({ allowOut, denyOut }), denyOut.includes(ALL_TRAFFIC))
+  return { allowOut, denyOut }
+}
+
+/**
+ * §1.4: a bad denyOut entry is `invalid denied CIDR <x>`; a non-IP allowOut entry is a domain,
+ * which needs ALL_TRAFFIC denied — and with it, Sandbar still cannot filter by domain.
+ */
+function rethrowAsApiError(parse: () => unknown, deniesAll: boolean): void {
+  try {
+    parse()
+  } catch (error) {
+    if (!(error instanceof EgressPolicyError)) throw error
+    if (error.list === 'denyOut') throw apiErrors.invalidDeniedCIDR(error.entry)
+    if (!deniesAll) throw apiErrors.domainsNeedDenyAll()
+    throw apiErrors.unsupportedAllowedEntry(error.message)
+  }
+}

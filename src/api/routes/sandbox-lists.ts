@@ -1,0 +1,74 @@
+import { Hono } from 'hono'
+import { InvalidNextTokenError, type SandboxState } from '../../store/index.js'
+import type { AuthEnv } from '../auth.js'
+import { apiErrors } from '../errors.js'
+import type { SandboxService } from '../sandbox-service.js'
+import { listedSandbox } from '../sandbox-views.js'
+import { listQuerySchema, listV1QuerySchema } from '../schemas/sandbox-requests.js'
+import { queryParams } from '../schemas/validate.js'
+
+/** The list routes of wire contract §1.2: v1 (running, unpaged) and v2 (filtered, paged). */
+export function sandboxListRoutes(service: SandboxService) {
+  const app = new Hono<AuthEnv>()
+
+  app.get('/sandboxes', queryParams(listV1QuerySchema), async (c) => {
+    const metadata = parseMetadata(c.req.valid('query').metadata)
+    const sandboxes = await service.listRunning(c.get('team'), metadata)
+    return c.json(sandboxes.map(listedSandbox))
+  })
+
+  app.get('/v2/sandboxes', queryParams(listQuerySchema), async (c) => {
+    const query = c.req.valid('query')
+    const team = c.get('team')
+    const states = parseStates(query.state)
+    const page = await service
+      .list({
+        teamID: team.id,
+        states,
+        metadata: parseMetadata(query.metadata),
+        order: query.order,
+        startedAfter: query.startedAfter === undefined ? undefined : new Date(query.startedAfter),
+        template: query.template,
+        limit: parseLimit(query.limit),
+        nextToken: query.nextToken,
+      })
+      .catch((error: unknown) => {
+        if (error instanceof InvalidNextTokenError) throw apiErrors.validation('invalid nextToken')
+        throw error
+      })
+    if (page.nextToken !== undefined) c.header('X-Next-Token', page.nextToken)
+    // §1.1: X-Total-Running accompanies lists that asked for running sandboxes.
+    if (states.includes('running'))
+      c.header('X-Total-Running', String(await service.countRunning(team)))
+    return c.json(page.sandboxes.map(listedSandbox))
+  })
+
+  return app
+}
+
+/** `state=running,paused` (§1.1 arrays are comma-joined); default both. */
+function parseStates(value: string | undefined): SandboxState[] {
+  if (value === undefined || value === '') return ['running', 'paused']
+  return value.split(',').map((state) => {
+    if (state !== 'running' && state !== 'paused')
+      throw apiErrors.validation(`invalid state '${state}'`)
+    return state
+  })
+}
+
+/** §1.1: a query string of pairs whose keys and values the SDK URL-encoded once more. */
+function parseMetadata(value: string | undefined): Record<string, string> | undefined {
+  if (value === undefined || value === '') return undefined
+  const pairs: Record<string, string> = {}
+  for (const [key, pairValue] of new URLSearchParams(value))
+    pairs[decodeURIComponent(key)] = decodeURIComponent(pairValue)
+  return pairs
+}
+
+/** §1.1: `limit` is 1..100, default 100. */
+function parseLimit(value: string | undefined): number {
+  if (value === undefined) return 100
+  const limit = Number(value)
+  if (limit < 1 || limit > 100) throw apiErrors.validation('limit must be between 1 and 100')
+  return limit
+}

@@ -1,0 +1,67 @@
+import * as z from 'zod/mini'
+import type { Agent } from '../agent/index.js'
+import type { Sandbox } from '../store/index.js'
+
+/** envd's `GET /metrics` record (wire contract §3.3), the fields the API maps. */
+const envdMetricsSchema = z.object({
+  ts: z.number(),
+  cpu_count: z.number(),
+  cpu_used_pct: z.number(),
+  mem_total: z.number(),
+  mem_used: z.number(),
+  mem_cache: z.number(),
+  disk_used: z.number(),
+  disk_total: z.number(),
+})
+
+/** Wire contract §1.3 `SandboxMetric`. */
+export interface SandboxMetric {
+  timestamp: string
+  timestampUnix: number
+  cpuCount: number
+  cpuUsedPct: number
+  memUsed: number
+  memTotal: number
+  memCache: number
+  diskUsed: number
+  diskTotal: number
+}
+
+/** A sample that does not answer within this is left out rather than holding the request. */
+const SAMPLE_TIMEOUT_MS = 5_000
+
+/**
+ * Samples a running sandbox's envd on request (§3.3 `GET /metrics`): the API keeps no series,
+ * so a sandbox's metrics are its current sample. Undefined when the sandbox is not running or
+ * envd does not answer.
+ */
+export async function sampleMetrics(
+  agent: Agent,
+  sandbox: Sandbox,
+): Promise<SandboxMetric | undefined> {
+  if (sandbox.state !== 'running') return undefined
+  const info = await agent.get(sandbox.sandboxID)
+  if (info === undefined || info.state !== 'running') return undefined
+  // §3.2: envd wants the sandbox's access token on every route but /health.
+  const headers: Record<string, string> =
+    sandbox.envdAccessToken === null ? {} : { 'X-Access-Token': sandbox.envdAccessToken }
+  const answer = await fetch(`${info.envdURL}/metrics`, {
+    headers,
+    signal: AbortSignal.timeout(SAMPLE_TIMEOUT_MS),
+  }).catch(() => undefined)
+  if (answer?.ok !== true) return undefined
+  const parsed = envdMetricsSchema.safeParse(await answer.json().catch(() => undefined))
+  if (!parsed.success) return undefined
+  const sample = parsed.data
+  return {
+    timestamp: new Date(sample.ts * 1000).toISOString(),
+    timestampUnix: sample.ts,
+    cpuCount: sample.cpu_count,
+    cpuUsedPct: sample.cpu_used_pct,
+    memUsed: sample.mem_used,
+    memTotal: sample.mem_total,
+    memCache: sample.mem_cache,
+    diskUsed: sample.disk_used,
+    diskTotal: sample.disk_total,
+  }
+}
