@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { readdir, readFile, rmdir, writeFile } from 'node:fs/promises'
-import { pino } from 'pino'
+import { readFile, writeFile } from 'node:fs/promises'
 import { runHostCommand } from '../src/agent/host-command.js'
 import { hostNames } from '../src/agent/host-names.js'
-import { type Agent, createAgent, type SandboxInfo } from '../src/agent/index.js'
+import type { Agent, SandboxInfo } from '../src/agent/index.js'
 import { sandboxForEnvd } from '../test/support/sdk-sandbox.js'
+import { type BenchAgentOptions, startBenchAgent } from './bench-agent.js'
 import { ms, percentile, report, sampleMs, timeMs } from './stats.js'
 
 const CREATES = 20
@@ -25,22 +25,8 @@ const request = () => ({
  * against `crun exec <id> true`; pause+resume against raw freezer writes; memory per idle
  * sandbox over 50.
  */
-export async function benchAgent(options: {
-  dataDir: string
-  templatesDir: string
-  envdBuildDir: string
-}) {
-  const prefix = `sbb${randomBytes(1).toString('hex').slice(0, 2)}`.slice(0, 5)
-  const agent = await createAgent({
-    ...options,
-    prefix,
-    runtime: 'crun',
-    addressPool: '10.231.0.0/16',
-    masquerade: false,
-    idShift: 100000,
-    pidsLimit: 1024,
-    logger: pino({ level: 'silent' }),
-  })
+export async function benchAgent(options: BenchAgentOptions) {
+  const { agent, prefix, dispose } = await startBenchAgent(options)
   try {
     await benchCreate(agent, prefix, options.dataDir)
     const sandbox = await agent.create(request())
@@ -48,14 +34,7 @@ export async function benchAgent(options: {
     await benchPause(agent, sandbox, prefix)
     await benchDensity(agent)
   } finally {
-    for (const sandbox of await agent.list()) await agent.kill(sandbox.sandboxID)
-    await agent.close()
-    await runHostCommand('nft', ['delete', 'table', 'inet', `sandbar_${prefix}`]).catch(
-      () => undefined,
-    )
-    for (const controller of await readdir('/sys/fs/cgroup').catch(() => [])) {
-      await rmdir(`/sys/fs/cgroup/${controller}/sandbar-${prefix}`).catch(() => undefined)
-    }
+    await dispose()
   }
 }
 

@@ -6,6 +6,7 @@ import { benchAgent } from './agent.bench.js'
 import { benchExec } from './envd-exec.bench.js'
 import { benchFiles } from './envd-files.bench.js'
 import { benchStart } from './envd-start.bench.js'
+import { benchServe } from './serve.bench.js'
 
 const PORT = 49986
 
@@ -39,6 +40,17 @@ try {
     })
   } finally {
     await rm(agentDir, { recursive: true, force: true })
+  }
+  const floorDir = await mkdtemp('/tmp/sbt-bench-serve-floor-')
+  try {
+    // `sandbar serve` from the same bundle, beside an agent of its own for the floor.
+    await benchServe({
+      dataDir: floorDir,
+      templatesDir: '/var/cache/sandbar-test/templates',
+      envdBuildDir: buildDir,
+    })
+  } finally {
+    await rm(floorDir, { recursive: true, force: true })
   }
 } finally {
   await rm(buildDir, { recursive: true, force: true })

@@ -6,6 +6,7 @@ import { apiKeyAuth } from './auth.js'
 import { ApiError, apiErrors } from './errors.js'
 import { sandboxLifecycleRoutes } from './routes/sandbox-lifecycle.js'
 import { sandboxListRoutes } from './routes/sandbox-lists.js'
+import { sandboxLogRoutes } from './routes/sandbox-logs.js'
 import { sandboxMetricsRoutes } from './routes/sandbox-metrics.js'
 import { sandboxRoutes } from './routes/sandboxes.js'
 import type { SandboxService } from './sandbox-service.js'
@@ -28,6 +29,7 @@ export function createApiApp({ store, service, agent, logger }: ApiAppOptions): 
   app.route('/', sandboxListRoutes(service))
   app.route('/', sandboxRoutes(service, logger))
   app.route('/', sandboxLifecycleRoutes(service))
+  app.route('/', sandboxLogRoutes(service))
   app.onError((error, c) => {
     if (error instanceof ApiError) return c.json(error.body(), error.status)
     // The cause is logged, never sent (STYLE habit 7).

@@ -1,17 +1,30 @@
-import { type Agent, SandboxNotFoundError, SandboxStateError } from '../agent/index.js'
+import {
+  type Agent,
+  type EgressPolicy,
+  SandboxNotFoundError,
+  SandboxStateError,
+} from '../agent/index.js'
 import type { Logger } from '../logger.js'
-import type { Sandbox, SandboxPage, SandboxQuery, Store, Team } from '../store/index.js'
+import type {
+  Sandbox,
+  SandboxLogEntry,
+  SandboxPage,
+  SandboxQuery,
+  Store,
+  Team,
+} from '../store/index.js'
 import { checkedEgressPolicy, type EgressRequest } from './egress-rules.js'
 import { apiErrors } from './errors.js'
-import { newAccessToken, newSandboxID } from './sandbox-ids.js'
+import { type BaseTemplate, newSandbox, resolveTemplate } from './new-sandbox.js'
+import { SandboxEvents } from './sandbox-events.js'
+import { SandboxSlots } from './sandbox-slots.js'
 import type { NewSandbox } from './schemas/sandbox-requests.js'
 
-/** The only template this server knows so far, with E2B's base sizes. */
-const BASE_TEMPLATE = { templateID: 'base', cpuCount: 2, memoryMB: 512, diskSizeMB: 512 }
-/** The envd version sandboxes report: the contract's envd (§3) that our envd implements. */
-const ENVD_VERSION = '0.6.13'
-/** Wire contract §1.3 NewSandbox: `timeout` omitted → 15 s. */
-const DEFAULT_TIMEOUT_S = 15
+/**
+ * Lifetime when the request names none: 15 s for `POST /sandboxes` (§1.3 NewSandbox), 300 s
+ * for `POST /v2/sandboxes` (Addendum: NewSandboxV2), which the SDK calls without a timeout.
+ */
+const DEFAULT_TIMEOUT_S = { v1: 15, v2: 300 } as const
 /** Wire contract §1.4 refreshes: duration default and minimum 15 s. */
 export const REFRESH_MIN_S = 15
 
@@ -24,32 +37,52 @@ export interface SandboxServiceConfig {
 
 /** Sandbox lifecycle over the store (what the API knows) and the agent (what runs). */
 export class SandboxService {
+  private readonly slots: SandboxSlots
+  private readonly events: SandboxEvents
+
   constructor(
     private readonly store: Store,
     private readonly agent: Agent,
     private readonly config: SandboxServiceConfig,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.slots = new SandboxSlots(config.concurrencyLimit, (teamID) => store.countRunning(teamID))
+    this.events = new SandboxEvents(store)
+  }
 
   /** `POST /sandboxes` and `POST /v2/sandboxes` (§1.4 Create; Addendum: v2 is always secure). */
   async create(team: Team, body: NewSandbox, version: 'v1' | 'v2'): Promise<Sandbox> {
     const template = resolveTemplate(body.templateID)
-    const timeoutS = this.checkTimeout(body.timeout ?? DEFAULT_TIMEOUT_S)
+    const timeoutS = this.checkTimeout(body.timeout ?? DEFAULT_TIMEOUT_S[version])
     const secure = version === 'v2' || body.secure === true
     if (body.network?.allowPublicTraffic === false && !secure) throw apiErrors.privateNeedsSecure()
     const egress = checkedEgressPolicy({
       ...body.network,
       allow_internet_access: body.allow_internet_access,
     })
-    const running = await this.store.countRunning(team.id)
-    if (running >= this.config.concurrencyLimit)
-      throw apiErrors.concurrencyLimit(this.config.concurrencyLimit)
-    const now = new Date()
-    const sandbox = newSandbox(team, body, secure, {
-      startedAt: now,
-      endAt: new Date(now.getTime() + timeoutS * 1000),
-      maxEndAt: this.maxEndFrom(now),
-    })
+    const release = await this.slots.reserve(team.id)
+    try {
+      const now = new Date()
+      const sandbox = newSandbox(team, body, secure, {
+        startedAt: now,
+        endAt: new Date(now.getTime() + timeoutS * 1000),
+        maxEndAt: this.maxEndFrom(now),
+      })
+      await this.start(sandbox, template, egress)
+      await this.events.record(sandbox, 'created', { templateID: template.templateID })
+      this.logger.info({ sandboxID: sandbox.sandboxID, teamID: team.id }, 'sandbox created')
+      return sandbox
+    } finally {
+      await release()
+    }
+  }
+
+  /** Runs the new sandbox, then stores it; a sandbox that cannot be stored does not run. */
+  private async start(
+    sandbox: Sandbox,
+    template: BaseTemplate,
+    egress: EgressPolicy,
+  ): Promise<void> {
     await this.agent.create({
       ...template,
       sandboxID: sandbox.sandboxID,
@@ -63,8 +96,6 @@ export class SandboxService {
       await this.agent.kill(sandbox.sandboxID)
       throw error
     }
-    this.logger.info({ sandboxID: sandbox.sandboxID, teamID: team.id }, 'sandbox created')
-    return sandbox
   }
 
   /** A sandbox of the team, or the contract's 404. */
@@ -72,6 +103,20 @@ export class SandboxService {
     const sandbox = await this.store.getSandbox(sandboxID, team.id)
     if (sandbox === undefined) throw apiErrors.sandboxNotFound(sandboxID)
     return sandbox
+  }
+
+  /**
+   * A sandbox's log entries (§1.2 logs), oldest first. They outlive the sandbox, as E2B's do;
+   * 404 only when the team never had it (every sandbox logs its creation).
+   */
+  async logs(
+    team: Team,
+    sandboxID: string,
+    options: { start?: Date; limit: number },
+  ): Promise<SandboxLogEntry[]> {
+    const entries = await this.store.listLogs(team.id, sandboxID, options)
+    if (entries.length === 0) await this.get(team, sandboxID)
+    return entries
   }
 
   /** `GET /v2/sandboxes` (§1.2). */
@@ -104,8 +149,9 @@ export class SandboxService {
 
   /** `DELETE /sandboxes/{id}` (§1.4): kills a running or paused sandbox; 404 when unknown. */
   async kill(team: Team, sandboxID: string): Promise<void> {
-    await this.get(team, sandboxID)
+    const sandbox = await this.get(team, sandboxID)
     await this.remove(sandboxID)
+    await this.events.record(sandbox, 'killed')
   }
 
   /** `POST /sandboxes/{id}/timeout` (§1.4): end = now + timeout, may shorten, capped. */
@@ -154,6 +200,10 @@ export class SandboxService {
     const patch = { network, allowInternetAccess: request.allow_internet_access ?? null }
     const updated = await this.store.updateSandbox(sandboxID, patch, 'running')
     if (updated === undefined) throw apiErrors.sandboxNotRunning(sandboxID)
+    await this.events.record(sandbox, 'network updated', {
+      allowOut: network.allowOut.join(','),
+      denyOut: network.denyOut.join(','),
+    })
   }
 
   /** `POST /sandboxes/{id}/pause` (§1.4): 204, or 409 when already paused. */
@@ -161,6 +211,7 @@ export class SandboxService {
     const sandbox = await this.get(team, sandboxID)
     if (sandbox.state === 'paused') throw apiErrors.sandboxAlreadyPaused(sandboxID)
     await this.pauseRunning(sandboxID)
+    await this.events.record(sandbox, 'paused')
   }
 
   /**
@@ -201,6 +252,9 @@ export class SandboxService {
     )
     const sandbox = updated ?? (await this.store.getSandbox(sandboxID))
     if (sandbox === undefined) throw apiErrors.sandboxNotFound(sandboxID)
+    // Only the call that moved it out of `paused` logs the resume; a concurrent one did not.
+    if (updated !== undefined)
+      await this.events.record(sandbox, 'resumed', { timeout: `${timeoutS}` })
     return sandbox
   }
 
@@ -210,13 +264,11 @@ export class SandboxService {
    */
   async expire(sandbox: Sandbox): Promise<void> {
     const log = this.logger.child({ sandboxID: sandbox.sandboxID })
-    if (sandbox.lifecycle.onTimeout === 'pause') {
-      await this.pauseRunning(sandbox.sandboxID)
-      log.info('sandbox paused at its timeout')
-    } else {
-      await this.remove(sandbox.sandboxID)
-      log.info('sandbox killed at its timeout')
-    }
+    const action = sandbox.lifecycle.onTimeout === 'pause' ? 'paused' : 'killed'
+    if (action === 'paused') await this.pauseRunning(sandbox.sandboxID)
+    else await this.remove(sandbox.sandboxID)
+    await this.events.record(sandbox, 'timeout', { action })
+    log.info({ action }, 'sandbox expired')
   }
 
   private async pauseRunning(sandboxID: string): Promise<void> {
@@ -247,47 +299,4 @@ export class SandboxService {
   private maxEndFrom(start: Date): Date {
     return new Date(start.getTime() + this.config.maxLifetimeHours * 3600 * 1000)
   }
-}
-
-/** A new sandbox of the base template as the store keeps it (§1.3 NewSandbox defaults). */
-function newSandbox(
-  team: Team,
-  body: NewSandbox,
-  secure: boolean,
-  times: Pick<Sandbox, 'startedAt' | 'endAt' | 'maxEndAt'>,
-): Sandbox {
-  const allowPublicTraffic = body.network?.allowPublicTraffic ?? true
-  return {
-    ...BASE_TEMPLATE,
-    ...times,
-    sandboxID: newSandboxID(),
-    teamID: team.id,
-    alias: BASE_TEMPLATE.templateID,
-    state: 'running',
-    metadata: body.metadata ?? {},
-    envVars: body.envVars ?? {},
-    envdAccessToken: secure ? newAccessToken() : null,
-    // §4.6: a private sandbox's non-envd ports need `e2b-traffic-access-token`.
-    trafficAccessToken: allowPublicTraffic ? null : newAccessToken(),
-    allowInternetAccess: body.allow_internet_access ?? null,
-    network: {
-      allowOut: body.network?.allowOut ?? [],
-      denyOut: body.network?.denyOut ?? [],
-      allowPublicTraffic,
-      maskRequestHost: body.network?.maskRequestHost,
-    },
-    lifecycle: {
-      onTimeout: body.autoPause === true ? 'pause' : 'kill',
-      autoResume: body.autoResume?.enabled ?? false,
-      keepMemory: body.autoPauseMemory ?? true,
-    },
-    envdVersion: ENVD_VERSION,
-  }
-}
-
-/** Template resolution (§1.4), for the one template there is: `base`, optionally `:default`. */
-function resolveTemplate(reference: string): typeof BASE_TEMPLATE {
-  const name = reference.trim().toLowerCase()
-  if (name === 'base' || name === 'base:default') return BASE_TEMPLATE
-  throw apiErrors.templateNotFound(reference)
 }

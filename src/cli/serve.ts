@@ -21,6 +21,8 @@ export interface ServeConfig {
   domain: string
   prefix: string
   masquerade: boolean
+  /** Running sandboxes per team before create answers 429 (§1.4; E2B base tier: 20). */
+  maxSandboxes: number
 }
 
 export function parseServeArgs(argv: string[]): ServeConfig {
@@ -35,6 +37,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       domain: { type: 'string', default: 'localhost' },
       prefix: { type: 'string', default: 'sb' },
       'no-masquerade': { type: 'boolean', default: false },
+      'max-sandboxes': { type: 'string', default: '20' },
     },
   })
   return {
@@ -46,7 +49,14 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     domain: values.domain,
     prefix: values.prefix,
     masquerade: !values['no-masquerade'],
+    maxSandboxes: positiveInt(values['max-sandboxes'], 'max-sandboxes'),
   }
+}
+
+function positiveInt(value: string, flag: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) throw new Error(`invalid --${flag} '${value}'`)
+  return n
 }
 
 function port(value: string): number {
@@ -81,7 +91,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
     store,
     agent,
     logger,
-    concurrencyLimit: 20,
+    concurrencyLimit: config.maxSandboxes,
     maxLifetimeHours: 1,
   })
   const api = createServer(getRequestListener(controlPlane.app.fetch))

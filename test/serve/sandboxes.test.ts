@@ -78,6 +78,9 @@ describe('Sandbox.create through the SDK', () => {
 
   it('kills a sandbox, after which it is not found', async () => {
     const sandbox = await Sandbox.create(opts())
+    // The SDK sends no timeout to POST /v2/sandboxes; the v2 default is 300 s (Addendum).
+    const { startedAt, endAt } = await sandbox.getInfo()
+    expect((endAt.getTime() - startedAt.getTime()) / 1000).toBe(300)
     await sandbox.kill()
     expect(await Sandbox.kill(sandbox.sandboxId, opts())).toBe(false)
     await expect(Sandbox.getInfo(sandbox.sandboxId, opts())).rejects.toBeInstanceOf(

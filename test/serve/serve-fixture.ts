@@ -72,9 +72,10 @@ function spawnServe(args: string[]): ServeProcess {
 
 /**
  * Builds the bundle and starts `sandbar serve` on free loopback ports, with a prefix of its
- * own and the cached templates, so the base template is not rebuilt.
+ * own and the cached templates, so the base template is not rebuilt. `extraArgs` are more
+ * `serve` flags, such as `--max-sandboxes`.
  */
-export async function startServe(): Promise<ServeInstance> {
+export async function startServe(extraArgs: string[] = []): Promise<ServeInstance> {
   const buildDir = await mkdtemp('/tmp/sbt-serve-build-')
   const dataDir = await mkdtemp('/tmp/sbt-serve-data-')
   await promisify(execFile)(process.execPath, ['scripts/build.mjs', buildDir])
@@ -85,6 +86,7 @@ export async function startServe(): Promise<ServeInstance> {
     'serve',
     ...['--data-dir', dataDir, '--templates-dir', TEMPLATE_CACHE, '--prefix', prefix],
     ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
+    ...extraArgs,
   ]
   let serve = spawnServe(args)
   const stop = async (): Promise<string[]> => {

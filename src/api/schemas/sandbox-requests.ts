@@ -82,3 +82,15 @@ export const metricsBatchSchema = z.object({ sandbox_ids: z.string() })
 
 /** `GET /sandboxes` (v1) query (§1.2). */
 export const listV1QuerySchema = z.object({ metadata: z.optional(z.string()) })
+
+/** `GET /sandboxes/{id}/logs` query (§1.2): `start` in unix milliseconds, `limit`. */
+export const logsV1QuerySchema = z.object({
+  start: z.optional(z.string().check(z.regex(/^\d+$/))),
+  limit: z.optional(z.string().check(z.regex(/^\d+$/))),
+})
+
+/** `GET /v2/sandboxes/{id}/logs` query (§1.2): `cursor` in unix milliseconds, `limit`. */
+export const logsV2QuerySchema = z.object({
+  cursor: z.optional(z.string().check(z.regex(/^\d+$/))),
+  limit: z.optional(z.string().check(z.regex(/^\d+$/))),
+})

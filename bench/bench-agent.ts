@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto'
+import { readdir, rmdir } from 'node:fs/promises'
+import { pino } from 'pino'
+import { runHostCommand } from '../src/agent/host-command.js'
+import { type Agent, createAgent } from '../src/agent/index.js'
+
+/** Where a bench agent keeps its state and finds its templates and envd bundle. */
+export interface BenchAgentOptions {
+  dataDir: string
+  templatesDir: string
+  envdBuildDir: string
+}
+
+/** An agent started by a bench, with the host objects it owns. */
+export interface BenchAgent {
+  agent: Agent
+  prefix: string
+  /** Kills every sandbox of the prefix, closes the agent, removes its table and cgroups. */
+  dispose(): Promise<void>
+}
+
+/** A unique host prefix for one bench: `sbb` + two hex characters. */
+export function benchPrefix(): string {
+  return `sbb${randomBytes(1).toString('hex')}`
+}
+
+/**
+ * Starts an agent like `sandbar serve` does, silent. With the prefix and data directory of a
+ * stopped service it adopts that service's sandboxes, so `dispose` removes them too.
+ */
+export async function startBenchAgent(
+  options: BenchAgentOptions,
+  prefix = benchPrefix(),
+): Promise<BenchAgent> {
+  const agent = await createAgent({
+    ...options,
+    prefix,
+    runtime: 'crun',
+    addressPool: '10.231.0.0/16',
+    masquerade: false,
+    idShift: 100000,
+    pidsLimit: 1024,
+    logger: pino({ level: 'silent' }),
+  })
+  const dispose = async () => {
+    for (const sandbox of await agent.list()) await agent.kill(sandbox.sandboxID)
+    await agent.close()
+    await runHostCommand('nft', ['delete', 'table', 'inet', `sandbar_${prefix}`]).catch(
+      () => undefined,
+    )
+    for (const controller of await readdir('/sys/fs/cgroup').catch(() => [])) {
+      await rmdir(`/sys/fs/cgroup/${controller}/sandbar-${prefix}`).catch(() => undefined)
+    }
+  }
+  return { agent, prefix, dispose }
+}
