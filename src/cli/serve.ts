@@ -23,6 +23,10 @@ export interface ServeConfig {
   masquerade: boolean
   /** Running sandboxes per team before create answers 429 (§1.4; E2B base tier: 20). */
   maxSandboxes: number
+  /** A sandbox's longest life from its (re)start; timeouts are capped to it (§1.4, §4.2). */
+  maxLifetimeHours: number
+  /** PostgreSQL instead of the embedded SQLite file (DESIGN.md: several api instances). */
+  postgresUrl?: string | undefined
 }
 
 export function parseServeArgs(argv: string[]): ServeConfig {
@@ -38,6 +42,8 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       prefix: { type: 'string', default: 'sb' },
       'no-masquerade': { type: 'boolean', default: false },
       'max-sandboxes': { type: 'string', default: '20' },
+      'max-lifetime-hours': { type: 'string', default: '1' },
+      'postgres-url': { type: 'string' },
     },
   })
   return {
@@ -50,6 +56,8 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     prefix: values.prefix,
     masquerade: !values['no-masquerade'],
     maxSandboxes: positiveInt(values['max-sandboxes'], 'max-sandboxes'),
+    maxLifetimeHours: positiveInt(values['max-lifetime-hours'], 'max-lifetime-hours'),
+    postgresUrl: values['postgres-url'],
   }
 }
 
@@ -72,7 +80,11 @@ function port(value: string): number {
 export async function runServe(config: ServeConfig): Promise<void> {
   const logger = createLogger('sandbar')
   await mkdir(config.dataDir, { recursive: true })
-  const store = await createStore({ sqlitePath: path.join(config.dataDir, 'sandbar.db') })
+  const store = await createStore(
+    config.postgresUrl === undefined
+      ? { sqlitePath: path.join(config.dataDir, 'sandbar.db') }
+      : { postgresUrl: config.postgresUrl },
+  )
   const clientEnv = await ensureClientEnv(store, config)
   const agent = await createAgent({
     dataDir: config.dataDir,
@@ -92,7 +104,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
     agent,
     logger,
     concurrencyLimit: config.maxSandboxes,
-    maxLifetimeHours: 1,
+    maxLifetimeHours: config.maxLifetimeHours,
   })
   const api = createServer(getRequestListener(controlPlane.app.fetch))
   api.listen(config.apiPort, config.host)
