@@ -1,6 +1,10 @@
 import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { callApi } from '../support/serve-process.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
+
+const call = (method: string, path: string, body?: unknown) =>
+  callApi(serve.client, method, path, body)
 
 // The second slice of wire contract §1.2–§1.4: v1 list, refreshes, legacy resume, network
 // updates, metrics, and sandboxes that survive a crash of the service. One sandbox serves the
@@ -21,16 +25,6 @@ afterAll(async () => {
   const leaks = await serve?.stop()
   expect(leaks).toEqual([])
 })
-
-async function call(method: string, path: string, body?: unknown) {
-  const answer = await fetch(`${serve.client.apiUrl}${path}`, {
-    method,
-    headers: { 'X-API-Key': serve.client.apiKey, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await answer.text()
-  return { status: answer.status, body: text === '' ? null : JSON.parse(text) }
-}
 
 const badRequest = (message: string) => ({ status: 400, body: { code: 400, message } })
 const endAt = async () =>

@@ -1,6 +1,10 @@
 import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { callApi } from '../support/serve-process.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
+
+const api = (method: string, path: string, body?: unknown) =>
+  callApi(serve.client, method, path, body)
 
 // Security, limits and logs through `sandbar serve` (wire contract §1.4, §3.2, §4.4, §4.6).
 // The service allows one sandbox at a time, so one private, secure, auto-resuming sandbox
@@ -33,16 +37,6 @@ afterAll(async () => {
   const leaks = await serve?.stop()
   expect(leaks).toEqual([])
 })
-
-async function api(method: string, path: string, body?: unknown) {
-  const answer = await fetch(`${serve.client.apiUrl}${path}`, {
-    method,
-    headers: { 'X-API-Key': serve.client.apiKey, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await answer.text()
-  return { status: answer.status, body: text === '' ? null : JSON.parse(text) }
-}
 
 /** A request through the proxy, routed by the `E2b-Sandbox-*` headers (§4.6). */
 async function proxied(port: number, path: string, headers: Record<string, string> = {}) {

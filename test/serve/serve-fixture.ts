@@ -1,18 +1,17 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { startTestAgent, TEMPLATE_CACHE, testPrefix } from '../agent/agent-fixture.js'
+import {
+  type ClientEnv,
+  freePort,
+  parseClientEnv,
+  waitForServeHealth,
+} from '../support/serve-process.js'
 
-/** What `<data>/client.env` tells a client, as the SDK's options take it. */
-export interface ClientEnv {
-  apiUrl: string
-  sandboxUrl: string
-  apiKey: string
-}
+export type { ClientEnv }
 
 /** A `sandbar serve` the test started from a fresh build. */
 export interface ServeInstance {
@@ -23,31 +22,6 @@ export interface ServeInstance {
   stop(): Promise<string[]>
   /** SIGKILLs the service (no shutdown at all) and starts it again on the same data. */
   crashAndRestart(): Promise<void>
-}
-
-const START_TIMEOUT_MS = 120_000
-
-/** A free TCP port on loopback. */
-async function freePort(): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  if (address === null || typeof address === 'string') throw new Error('no TCP port')
-  return address.port
-}
-
-async function waitForHealth(child: ChildProcess, apiPort: number, output: () => string) {
-  const deadline = Date.now() + START_TIMEOUT_MS
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`sandbar serve exited early:\n${output()}`)
-    const answer = await fetch(`http://127.0.0.1:${apiPort}/health`).catch(() => null)
-    if (answer?.status === 204) return
-    await sleep(200)
-  }
-  throw new Error(`sandbar serve did not answer /health:\n${output()}`)
 }
 
 /** One `sandbar serve` process and everything it printed. */
@@ -113,32 +87,14 @@ export async function startServe(extraArgs: string[] = []): Promise<ServeInstanc
     serve.child.kill('SIGKILL')
     await exited
     serve = spawnServe(args)
-    await waitForHealth(serve.child, apiPort, serve.output)
+    await waitForServeHealth(serve.child, apiPort, serve.output)
   }
   try {
-    await waitForHealth(serve.child, apiPort, serve.output)
+    await waitForServeHealth(serve.child, apiPort, serve.output)
     const clientEnvText = await readFile(path.join(dataDir, 'client.env'), 'utf8')
     return { client: parseClientEnv(clientEnvText), clientEnvText, stop, crashAndRestart }
   } catch (error) {
     await stop().catch(() => undefined)
     throw error
-  }
-}
-
-function parseClientEnv(text: string): ClientEnv {
-  const values = new Map<string, string>()
-  for (const line of text.split('\n')) {
-    const at = line.indexOf('=')
-    if (at > 0) values.set(line.slice(0, at), line.slice(at + 1))
-  }
-  const get = (name: string) => {
-    const value = values.get(name)
-    if (value === undefined) throw new Error(`client.env has no ${name}`)
-    return value
-  }
-  return {
-    apiUrl: get('E2B_API_URL'),
-    sandboxUrl: get('E2B_SANDBOX_URL'),
-    apiKey: get('E2B_API_KEY'),
   }
 }
