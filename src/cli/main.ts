@@ -1,5 +1,5 @@
 import { runEnvdCommand } from '../envd/index.js'
-import { parseServeArgs, runServe } from './serve.js'
+import { parseServeArgs, runServe, UsageError } from './serve.js'
 
 const usage = `usage: sandbar <command>
 
@@ -12,7 +12,7 @@ commands:
 `
 
 const commands: Record<string, (argv: string[]) => Promise<void>> = {
-  serve: (argv) => runServe(parseServeArgs(argv)),
+  serve: async (argv) => runServe(parseServeArgs(argv)),
   envd: async (argv) => {
     const envd = await runEnvdCommand(argv)
     console.log(`envd is listening on port ${envd.port}. Point the e2b SDK at it with debug mode:
@@ -26,6 +26,19 @@ const command = name === undefined ? undefined : commands[name]
 if (command === undefined) {
   console.error(usage)
   process.exit(name === undefined || name === 'help' || name === '--help' ? 0 : 2)
+} else if (rest.includes('--help') || rest.includes('-h')) {
+  console.log(usage)
 } else {
-  await command(rest)
+  await command(rest).catch((error: unknown) => {
+    if (!isUsageError(error)) throw error
+    console.error(`sandbar ${name}: ${error.message}\n\n${usage}`)
+    process.exit(2)
+  })
+}
+
+/** Bad flags: ours, or node:util parseArgs's (`ERR_PARSE_ARGS_*`). */
+function isUsageError(error: unknown): error is Error {
+  if (error instanceof UsageError) return true
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
 }

@@ -61,15 +61,18 @@ export function parseServeArgs(argv: string[]): ServeConfig {
   }
 }
 
+/** A flag the user got wrong: reported with the usage text, not a stack trace. */
+export class UsageError extends Error {}
+
 function positiveInt(value: string, flag: string): number {
   const n = Number(value)
-  if (!Number.isInteger(n) || n < 1) throw new Error(`invalid --${flag} '${value}'`)
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`invalid --${flag} '${value}'`)
   return n
 }
 
 function port(value: string): number {
   const n = Number(value)
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid port '${value}'`)
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`invalid port '${value}'`)
   return n
 }
 
@@ -112,7 +115,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
   const proxy = createProxy({ domain: config.domain, directory: controlPlane.directory, logger })
   await proxy.listen(config.proxyPort, config.host)
   logger.info({ port: config.apiPort, host: config.host }, 'api listening')
-  console.log(clientEnv)
+  console.log(readyMessage(config, clientEnv))
 
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down')
@@ -150,6 +153,21 @@ async function ensureClientEnv(store: Store, config: ServeConfig): Promise<strin
   await writeFile(file, `${text}\n`, { mode: 0o600 })
   await chmod(file, 0o600)
   return text
+}
+
+/** What a person needs to point the e2b SDK and CLI at this service. */
+function readyMessage(config: ServeConfig, clientEnv: string): string {
+  const file = path.join(config.dataDir, 'client.env')
+  const exports = clientEnv.split('\n').map((line) => `  export ${line}`)
+  return [
+    `Sandbar is serving the E2B API on port ${config.apiPort} and sandboxes on port ${config.proxyPort}.`,
+    'Point the e2b SDK and CLI at it:',
+    ...exports,
+    `or load the same variables from ${file}:`,
+    `  set -a; . ${file}; set +a`,
+    'then, for example:',
+    `  node -e "require('e2b').Sandbox.create().then(async s => { console.log((await s.commands.run('uname -a')).stdout); await s.kill() })"`,
+  ].join('\n')
 }
 
 function closeServer(server: Server): Promise<void> {

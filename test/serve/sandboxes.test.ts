@@ -31,6 +31,15 @@ describe('sandbar serve', () => {
     )
   })
 
+  it('prints how to point the SDK at it', async () => {
+    await expect.poll(() => serve.output(), { timeout: 5_000 }).toContain('set -a; . ')
+    const printed = serve.output()
+    for (const line of serve.clientEnvText.trim().split('\n')) {
+      expect(printed).toContain(`  export ${line}\n`)
+    }
+    expect(printed).toMatch(/set -a; \. \/tmp\/sbt-serve-data-\w+\/client\.env; set \+a/)
+  })
+
   it('answers /health without a key', async () => {
     expect((await fetch(`${serve.client.apiUrl}/health`)).status).toBe(204)
   })

@@ -18,6 +18,8 @@ export interface ServeInstance {
   client: ClientEnv
   /** The client.env file as written. */
   clientEnvText: string
+  /** Everything the running `sandbar serve` printed so far. */
+  output(): string
   /** Stops the service by PID, removes every sandbox it left, and reports host leaks. */
   stop(): Promise<string[]>
   /** SIGKILLs the service (no shutdown at all) and starts it again on the same data. */
@@ -92,7 +94,8 @@ export async function startServe(extraArgs: string[] = []): Promise<ServeInstanc
   try {
     await waitForServeHealth(serve.child, apiPort, serve.output)
     const clientEnvText = await readFile(path.join(dataDir, 'client.env'), 'utf8')
-    return { client: parseClientEnv(clientEnvText), clientEnvText, stop, crashAndRestart }
+    const output = () => serve.output()
+    return { client: parseClientEnv(clientEnvText), clientEnvText, output, stop, crashAndRestart }
   } catch (error) {
     await stop().catch(() => undefined)
     throw error
