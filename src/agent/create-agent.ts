@@ -3,14 +3,20 @@ import path from 'node:path'
 import { envdURL, initEnvd, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
 import { PREFIX_PATTERN } from './host-names.js'
-import type { Agent, AgentConfig, SandboxInfo, SandboxRequest } from './index.js'
+import type { Agent, AgentConfig, SandboxInfo, SandboxOutput, SandboxRequest } from './index.js'
 import { createNetworkManager } from './network/network-manager.js'
 import { reconcile } from './reconcile.js'
 import { ensureBaseTemplate } from './rootfs/base-template.js'
 import type { TemplateLayers } from './rootfs/rootfs.js'
 import { ensureToolbox } from './rootfs/toolbox.js'
 import { createRuntime } from './runtime/create-runtime.js'
-import { type HostParts, removeSandboxHost, startSandboxHost } from './sandbox-host.js'
+import {
+  type HostParts,
+  removeSandboxHost,
+  sandboxPaths,
+  startSandboxHost,
+} from './sandbox-host.js'
+import { readOutputLines } from './sandbox-output.js'
 import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.js'
 
 /** How long a new sandbox's envd may take to answer. */
@@ -143,6 +149,11 @@ class HostAgent implements Agent {
     return all.flatMap(({ record }) =>
       record && record.state !== 'creating' ? [info(record)] : [],
     )
+  }
+
+  async readOutput(sandboxID: string, from: number): Promise<SandboxOutput> {
+    await this.existing(sandboxID)
+    return readOutputLines(sandboxPaths(this.parts.records, sandboxID).output, from)
   }
 
   pause(sandboxID: string): Promise<void> {

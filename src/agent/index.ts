@@ -70,6 +70,13 @@ export interface SandboxInfo {
   createdAt: Date
 }
 
+/** Lines a sandbox's init and envd wrote (their log), and where the next read starts. */
+export interface SandboxOutput {
+  lines: string[]
+  /** Byte offset after the last line returned. */
+  bytesRead: number
+}
+
 /** What reconcile found at start and did about it. */
 export interface ReconcileReport {
   adopted: string[]
@@ -90,6 +97,8 @@ export interface Agent {
   resume(sandboxID: string): Promise<void>
   /** Replaces the egress rules of a running sandbox, live. */
   updateNetwork(sandboxID: string, egress: EgressPolicy): Promise<void>
+  /** The complete lines of the sandbox's output from byte `from` on (a bounded amount). */
+  readOutput(sandboxID: string, from: number): Promise<SandboxOutput>
   /** Removes the sandbox and everything it had on the host. */
   kill(sandboxID: string): Promise<void>
   /** What reconcile did when this agent started. */

@@ -27,6 +27,7 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
     work: path.join(dir, 'work'),
     rootfs: path.join(dir, 'rootfs'),
     bundle: path.join(dir, 'bundle'),
+    output: path.join(dir, 'output.log'),
   }
 }
 
@@ -53,6 +54,7 @@ export async function startSandboxHost(
   await parts.runtime.run({
     id: names.container,
     bundleDir: paths.bundle,
+    outputFile: paths.output,
     rootfs: paths.rootfs,
     readonlyBinds: [{ source: parts.toolbox.dir, destination: parts.toolbox.mountPoint }],
     netnsPath: network.value.netnsPath,

@@ -1,5 +1,4 @@
 import { Hono } from 'hono'
-import type { Agent } from '../agent/index.js'
 import type { Logger } from '../logger.js'
 import type { Store } from '../store/index.js'
 import { apiKeyAuth } from './auth.js'
@@ -14,18 +13,17 @@ import type { SandboxService } from './sandbox-service.js'
 export interface ApiAppOptions {
   store: Store
   service: SandboxService
-  agent: Agent
   logger: Logger
 }
 
 /** The E2B REST API (wire contract §1): every error leaves as `{code, message}`. */
-export function createApiApp({ store, service, agent, logger }: ApiAppOptions): Hono {
+export function createApiApp({ store, service, logger }: ApiAppOptions): Hono {
   const app = new Hono()
   // §1.2: health needs no credentials.
   app.get('/health', (c) => c.body(null, 204))
   app.use('*', apiKeyAuth(store))
   // Metrics first: `/sandboxes/metrics` must not be read as `/sandboxes/{sandboxID}`.
-  app.route('/', sandboxMetricsRoutes(service, agent))
+  app.route('/', sandboxMetricsRoutes(service))
   app.route('/', sandboxListRoutes(service))
   app.route('/', sandboxRoutes(service, logger))
   app.route('/', sandboxLifecycleRoutes(service))

@@ -7,6 +7,7 @@ import { createApiApp } from './app.js'
 import { startExpiryLoop } from './expiry-loop.js'
 import { sandboxDirectory } from './sandbox-directory.js'
 import { SandboxService, type SandboxServiceConfig } from './sandbox-service.js'
+import { startTelemetryLoop } from './sandbox-telemetry.js'
 
 export { ApiError, apiErrors } from './errors.js'
 export type { SandboxServiceConfig }
@@ -24,18 +25,24 @@ export interface ControlPlane {
   app: Hono
   /** How the proxy finds sandboxes and wakes paused ones. */
   directory: SandboxDirectory
-  /** Stops the expiry loop; sandboxes and the store stay as they are. */
+  /** Stops the expiry and telemetry loops; sandboxes and the store stay as they are. */
   close(): Promise<void>
 }
 
-/** Creates the control plane and starts expiring sandboxes at their timeout (§4.2). */
+/**
+ * Creates the control plane, starts expiring sandboxes at their timeout (§4.2) and collecting
+ * their metrics and logs.
+ */
 export function createControlPlane(options: ControlPlaneOptions): ControlPlane {
   const { store, agent, logger } = options
   const service = new SandboxService(store, agent, options, logger)
   const expiry = startExpiryLoop(store, service, logger)
+  const telemetry = startTelemetryLoop(service.telemetry, logger)
   return {
-    app: createApiApp({ store, service, agent, logger }),
+    app: createApiApp({ store, service, logger }),
     directory: sandboxDirectory(store, agent, service),
-    close: () => expiry.stop(),
+    close: async () => {
+      await Promise.all([expiry.stop(), telemetry.stop()])
+    },
   }
 }

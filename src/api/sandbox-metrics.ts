@@ -1,8 +1,8 @@
 import * as z from 'zod/mini'
 import type { Agent } from '../agent/index.js'
-import type { Sandbox } from '../store/index.js'
+import type { Sandbox, SandboxMetricSample } from '../store/index.js'
 
-/** envd's `GET /metrics` record (wire contract §3.3), the fields the API maps. */
+/** envd's `GET /metrics` record (wire contract §3.3), the fields the API keeps. */
 const envdMetricsSchema = z.object({
   ts: z.number(),
   cpu_count: z.number(),
@@ -27,19 +27,17 @@ export interface SandboxMetric {
   diskTotal: number
 }
 
-/** A sample that does not answer within this is left out rather than holding the request. */
+/** A sample that does not answer within this is skipped rather than holding the loop. */
 const SAMPLE_TIMEOUT_MS = 5_000
 
 /**
- * Samples a running sandbox's envd on request (§3.3 `GET /metrics`): the API keeps no series,
- * so a sandbox's metrics are its current sample. Undefined when the sandbox is not running or
- * envd does not answer.
+ * One sample from a running sandbox's envd (§3.3 `GET /metrics`); undefined when the sandbox
+ * is not running or envd does not answer.
  */
-export async function sampleMetrics(
+export async function sampleEnvdMetrics(
   agent: Agent,
   sandbox: Sandbox,
-): Promise<SandboxMetric | undefined> {
-  if (sandbox.state !== 'running') return undefined
+): Promise<SandboxMetricSample | undefined> {
   const info = await agent.get(sandbox.sandboxID)
   if (info === undefined || info.state !== 'running') return undefined
   // §3.2: envd wants the sandbox's access token on every route but /health.
@@ -54,8 +52,7 @@ export async function sampleMetrics(
   if (!parsed.success) return undefined
   const sample = parsed.data
   return {
-    timestamp: new Date(sample.ts * 1000).toISOString(),
-    timestampUnix: sample.ts,
+    timestamp: new Date(sample.ts * 1000),
     cpuCount: sample.cpu_count,
     cpuUsedPct: sample.cpu_used_pct,
     memUsed: sample.mem_used,
@@ -63,5 +60,15 @@ export async function sampleMetrics(
     memCache: sample.mem_cache,
     diskUsed: sample.disk_used,
     diskTotal: sample.disk_total,
+  }
+}
+
+/** A stored sample as the contract's `SandboxMetric`. */
+export function metricReply(sample: SandboxMetricSample): SandboxMetric {
+  const { timestamp, ...figures } = sample
+  return {
+    timestamp: timestamp.toISOString(),
+    timestampUnix: Math.floor(timestamp.getTime() / 1000),
+    ...figures,
   }
 }

@@ -6,6 +6,7 @@ import {
 } from '../agent/index.js'
 import type { Logger } from '../logger.js'
 import type {
+  LogQuery,
   Sandbox,
   SandboxLogEntry,
   SandboxPage,
@@ -18,6 +19,7 @@ import { apiErrors } from './errors.js'
 import { type BaseTemplate, newSandbox, resolveTemplate } from './new-sandbox.js'
 import { SandboxEvents } from './sandbox-events.js'
 import { SandboxSlots } from './sandbox-slots.js'
+import { SandboxTelemetry } from './sandbox-telemetry.js'
 import type { NewSandbox } from './schemas/sandbox-requests.js'
 
 /**
@@ -39,6 +41,7 @@ export interface SandboxServiceConfig {
 export class SandboxService {
   private readonly slots: SandboxSlots
   private readonly events: SandboxEvents
+  readonly telemetry: SandboxTelemetry
 
   constructor(
     private readonly store: Store,
@@ -48,6 +51,7 @@ export class SandboxService {
   ) {
     this.slots = new SandboxSlots(config.concurrencyLimit, (teamID) => store.countRunning(teamID))
     this.events = new SandboxEvents(store)
+    this.telemetry = new SandboxTelemetry(store, agent, logger)
   }
 
   /** `POST /sandboxes` and `POST /v2/sandboxes` (§1.4 Create; Addendum: v2 is always secure). */
@@ -71,6 +75,13 @@ export class SandboxService {
       await this.start(sandbox, template, egress)
       await this.events.record(sandbox, 'created', { templateID: template.templateID })
       this.logger.info({ sandboxID: sandbox.sandboxID, teamID: team.id }, 'sandbox created')
+      // A first sample now, so metrics exist before the telemetry loop's next pass.
+      this.telemetry.sample(sandbox).catch((error: unknown) => {
+        this.logger.warn(
+          { err: error, sandboxID: sandbox.sandboxID },
+          'first metrics sample failed',
+        )
+      })
       return sandbox
     } finally {
       await release()
@@ -106,17 +117,30 @@ export class SandboxService {
   }
 
   /**
-   * A sandbox's log entries (§1.2 logs), oldest first. They outlive the sandbox, as E2B's do;
-   * 404 only when the team never had it (every sandbox logs its creation).
+   * A sandbox's log entries (§1.2 logs): its lifecycle events and its own output, collected
+   * up to now. They outlive the sandbox, as E2B's do; 404 only when the team never had it
+   * (every sandbox logs its creation).
    */
-  async logs(
-    team: Team,
-    sandboxID: string,
-    options: { start?: Date; limit: number },
-  ): Promise<SandboxLogEntry[]> {
-    const entries = await this.store.listLogs(team.id, sandboxID, options)
-    if (entries.length === 0) await this.get(team, sandboxID)
+  async logs(team: Team, sandboxID: string, query: LogQuery): Promise<SandboxLogEntry[]> {
+    const live = await this.store.getSandbox(sandboxID, team.id)
+    if (live !== undefined) await this.telemetry.collectOutput(live)
+    const entries = await this.store.listLogs(team.id, sandboxID, query)
+    if (entries.length === 0 && live === undefined) {
+      const any = await this.store.listLogs(team.id, sandboxID, { limit: 1 })
+      if (any.length === 0) throw apiErrors.sandboxNotFound(sandboxID)
+    }
     return entries
+  }
+
+  /** The stored metrics series of a sandbox of the team (§1.2), oldest first. */
+  async metrics(team: Team, sandboxID: string, range: { start?: Date; end?: Date }) {
+    const sandbox = await this.get(team, sandboxID)
+    return this.store.listMetrics(team.id, sandbox.sandboxID, range)
+  }
+
+  /** The newest sample of each listed sandbox the team has (§1.2 `GET /sandboxes/metrics`). */
+  latestMetrics(team: Team, sandboxIDs: string[]) {
+    return this.store.latestMetrics(team.id, sandboxIDs)
   }
 
   /** `GET /v2/sandboxes` (§1.2). */
@@ -150,7 +174,7 @@ export class SandboxService {
   /** `DELETE /sandboxes/{id}` (§1.4): kills a running or paused sandbox; 404 when unknown. */
   async kill(team: Team, sandboxID: string): Promise<void> {
     const sandbox = await this.get(team, sandboxID)
-    await this.remove(sandboxID)
+    await this.remove(sandbox)
     await this.events.record(sandbox, 'killed')
   }
 
@@ -266,7 +290,7 @@ export class SandboxService {
     const log = this.logger.child({ sandboxID: sandbox.sandboxID })
     const action = sandbox.lifecycle.onTimeout === 'pause' ? 'paused' : 'killed'
     if (action === 'paused') await this.pauseRunning(sandbox.sandboxID)
-    else await this.remove(sandbox.sandboxID)
+    else await this.remove(sandbox)
     await this.events.record(sandbox, 'timeout', { action })
     log.info({ action }, 'sandbox expired')
   }
@@ -282,7 +306,12 @@ export class SandboxService {
     await this.store.updateSandbox(sandboxID, { state: 'paused', endAt: new Date() }, 'running')
   }
 
-  private async remove(sandboxID: string): Promise<void> {
+  private async remove(sandbox: Sandbox): Promise<void> {
+    const { sandboxID } = sandbox
+    // Its last output goes to its logs before the file goes with the sandbox.
+    await this.telemetry.collectOutput(sandbox).catch((error: unknown) => {
+      this.logger.warn({ err: error, sandboxID }, 'collecting the last output failed')
+    })
     await this.agent.kill(sandboxID).catch((error: unknown) => {
       if (!(error instanceof SandboxNotFoundError)) throw error
     })

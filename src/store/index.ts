@@ -117,6 +117,31 @@ export interface SandboxLogEntry {
   fields: Record<string, string>
 }
 
+/** `GET /v2/sandboxes/{id}/logs` options (wire contract §1.2). */
+export interface LogQuery {
+  /** Forward: entries at or after it, oldest first. Backward: at or before it, newest first. */
+  cursor?: Date
+  /** Default forward. */
+  direction?: 'forward' | 'backward'
+  /** The lowest level returned. */
+  level?: LogLevel
+  /** A case-sensitive substring of the message. */
+  search?: string
+  limit: number
+}
+
+/** One sample of a sandbox's resource use (envd `GET /metrics`, wire contract §1.3). */
+export interface SandboxMetricSample {
+  timestamp: Date
+  cpuCount: number
+  cpuUsedPct: number
+  memUsed: number
+  memTotal: number
+  memCache: number
+  diskUsed: number
+  diskTotal: number
+}
+
 /**
  * The control plane's state (DESIGN.md § State): teams, hashed API keys, sandboxes and their
  * logs. One implementation over Kysely serves SQLite and PostgreSQL alike.
@@ -153,12 +178,27 @@ export interface Store {
   expiredSandboxes(now: Date): Promise<Sandbox[]>
 
   appendLogs(teamID: string, sandboxID: string, entries: SandboxLogEntry[]): Promise<void>
-  /** Oldest first, from `start` (inclusive) on; works after the sandbox is removed. */
-  listLogs(
+  /** Works after the sandbox is removed; see LogQuery for the order. */
+  listLogs(teamID: string, sandboxID: string, query: LogQuery): Promise<SandboxLogEntry[]>
+  /** How many bytes of the sandbox's own output its logs hold already; 0 at first. */
+  outputBytesRead(sandboxID: string): Promise<number>
+  /** Appends entries read from the sandbox's output and moves its cursor, in one transaction. */
+  appendOutput(
     teamID: string,
     sandboxID: string,
-    options: { start?: Date; limit: number },
-  ): Promise<SandboxLogEntry[]>
+    entries: SandboxLogEntry[],
+    bytesRead: number,
+  ): Promise<void>
+
+  appendMetrics(teamID: string, sandboxID: string, sample: SandboxMetricSample): Promise<void>
+  /** The samples from `start` to `end` (both inclusive), oldest first. */
+  listMetrics(
+    teamID: string,
+    sandboxID: string,
+    range: { start?: Date; end?: Date },
+  ): Promise<SandboxMetricSample[]>
+  /** The newest sample of each listed sandbox that has one. */
+  latestMetrics(teamID: string, sandboxIDs: string[]): Promise<Map<string, SandboxMetricSample>>
 
   close(): Promise<void>
 }
@@ -173,5 +213,5 @@ export async function createStore(config: StoreConfig): Promise<Store> {
     await db.destroy()
     throw error
   }
-  return createKyselyStore(db)
+  return createKyselyStore(db, dialect)
 }

@@ -1,18 +1,21 @@
 import type { Kysely } from 'kysely'
 import type { Store } from './index.js'
 import { logQueries } from './log-queries.js'
+import { metricQueries } from './metric-queries.js'
+import type { StoreDialect } from './migrations/0001-init.js'
 import { listSandboxes } from './sandbox-list.js'
 import { sandboxQueries } from './sandbox-queries.js'
 import type { Database } from './schema.js'
 import { teamQueries } from './team-queries.js'
 
 /** The one Store implementation: every query is written once, for both dialects. */
-export function createKyselyStore(db: Kysely<Database>): Store {
+export function createKyselyStore(db: Kysely<Database>, dialect: StoreDialect): Store {
   return {
     ...teamQueries(db),
     ...sandboxQueries(db),
     listSandboxes: (query) => listSandboxes(db, query),
-    ...logQueries(db),
+    ...logQueries(db, dialect),
+    ...metricQueries(db),
     close: () => db.destroy(),
   }
 }

@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely'
 
 /**
- * The store's tables, identical on SQLite and PostgreSQL (migrations/0001-init.ts).
+ * The store's tables, identical on SQLite and PostgreSQL (made by migrations/).
  *
  * Column conventions, chosen so one query text means the same on both dialects:
  * - timestamps (`*_at`, `ts`) are epoch milliseconds in a `bigint` column; PostgreSQL's int8
@@ -16,6 +16,8 @@ export interface Database {
   sandboxes: SandboxTable
   sandbox_metadata: SandboxMetadataTable
   sandbox_logs: SandboxLogTable
+  sandbox_metrics: SandboxMetricTable
+  sandbox_output_cursors: SandboxOutputCursorTable
 }
 
 export interface TeamTable {
@@ -78,4 +80,23 @@ export interface SandboxLogTable {
   level: string
   message: string
   fields: string
+}
+
+export interface SandboxMetricTable {
+  team_id: string
+  sandbox_id: string
+  ts: number
+  cpu_count: number
+  cpu_used_pct: number
+  mem_used: number
+  mem_total: number
+  mem_cache: number
+  disk_used: number
+  disk_total: number
+}
+
+/** How many bytes of a sandbox's output are already in its logs. */
+export interface SandboxOutputCursorTable {
+  sandbox_id: string
+  bytes_read: number
 }

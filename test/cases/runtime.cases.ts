@@ -216,6 +216,7 @@ async function newWorld(newRuntime: (stateRoot: string) => Runtime, rootfs: stri
     await runtime.run({
       id,
       bundleDir,
+      outputFile: join(bundleDir, 'output.log'),
       rootfs,
       readonlyBinds: [],
       netnsPath,

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import {
   createStore,
   InvalidNextTokenError,
+  type LogQuery,
   type Sandbox,
   type SandboxQuery,
   type Store,
@@ -268,21 +269,21 @@ export function runStoreCases({ name, newStore, readApiKeys }: StoreCaseOptions)
       await store.appendLogs('another-team', s.sandboxID, [
         { timestamp: at(1), level: 'info', message: 'not yours', fields: {} },
       ])
-      const messages = async (options: { start?: Date; limit: number }) =>
-        (await store.listLogs(teamID, s.sandboxID, options)).map((entry) => entry.message)
+      const messages = async (query: LogQuery) =>
+        (await store.listLogs(teamID, s.sandboxID, query)).map((entry) => entry.message)
 
       expect(await store.listLogs(teamID, s.sandboxID, { limit: 1 })).toEqual([
         { timestamp: at(5), level: 'debug', message: 'zero', fields: { b: '2' } },
       ])
       expect(await messages({ limit: 1000 })).toEqual(['zero', 'one', 'two', 'three', 'four'])
       expect(await messages({ limit: 3 })).toEqual(['zero', 'one', 'two'])
-      expect(await messages({ start: at(10), limit: 1000 })).toEqual([
+      expect(await messages({ cursor: at(10), limit: 1000 })).toEqual([
         'one',
         'two',
         'three',
         'four',
       ])
-      expect(await messages({ start: at(11), limit: 1000 })).toEqual(['four'])
+      expect(await messages({ cursor: at(11), limit: 1000 })).toEqual(['four'])
       expect(await messages({ limit: 0 })).toEqual([])
       for (const limit of [-1, 1.5]) {
         await expect(store.listLogs(teamID, s.sandboxID, { limit })).rejects.toThrow(RangeError)
@@ -290,6 +291,115 @@ export function runStoreCases({ name, newStore, readApiKeys }: StoreCaseOptions)
       await store.removeSandbox(s.sandboxID)
       expect(await messages({ limit: 1000 })).toHaveLength(5)
       expect(await store.listLogs(teamID, 'inothere', { limit: 10 })).toEqual([])
+    })
+
+    it('lists logs backward from a cursor, from a level up, and by case-sensitive substring', async () => {
+      const { store, teamID } = await fresh()
+      const at = (ms: number) => new Date(BASE_TIME + ms)
+      await store.appendLogs(teamID, 'ilogs', [
+        { timestamp: at(1), level: 'debug', message: 'Process started 100%', fields: {} },
+        { timestamp: at(2), level: 'info', message: 'process started', fields: {} },
+        { timestamp: at(3), level: 'warn', message: 'port scan failed', fields: {} },
+        { timestamp: at(3), level: 'error', message: 'process_ended', fields: {} },
+        { timestamp: at(4), level: 'info', message: 'init', fields: {} },
+      ])
+      const messages = async (query: LogQuery) =>
+        (await store.listLogs(teamID, 'ilogs', query)).map((entry) => entry.message)
+
+      expect(await messages({ direction: 'backward', limit: 2 })).toEqual(['init', 'process_ended'])
+      expect(await messages({ direction: 'backward', cursor: at(2), limit: 10 })).toEqual([
+        'process started',
+        'Process started 100%',
+      ])
+      expect(await messages({ direction: 'forward', cursor: at(3), limit: 10 })).toEqual([
+        'port scan failed',
+        'process_ended',
+        'init',
+      ])
+      expect(await messages({ level: 'warn', limit: 10 })).toEqual([
+        'port scan failed',
+        'process_ended',
+      ])
+      expect(await messages({ level: 'debug', limit: 10 })).toHaveLength(5)
+      expect(await messages({ search: 'process', limit: 10 })).toEqual([
+        'process started',
+        'process_ended',
+      ])
+      // LIKE would read these as wildcards and ignore case.
+      expect(await messages({ search: 'process_', limit: 10 })).toEqual(['process_ended'])
+      expect(await messages({ search: '100%', limit: 10 })).toEqual(['Process started 100%'])
+      expect(await messages({ search: 'PROCESS', limit: 10 })).toEqual([])
+      expect(
+        await messages({ search: 'process', level: 'info', direction: 'backward', limit: 10 }),
+      ).toEqual(['process_ended', 'process started'])
+    })
+
+    it('moves the output cursor together with the lines it read', async () => {
+      const { store, teamID } = await fresh()
+      const entry = (message: string) => ({
+        timestamp: new Date(BASE_TIME),
+        level: 'info' as const,
+        message,
+        fields: { pid: '7' },
+      })
+      expect(await store.outputBytesRead('iout')).toBe(0)
+      await store.appendOutput(teamID, 'iout', [entry('a'), entry('b')], 120)
+      expect(await store.outputBytesRead('iout')).toBe(120)
+      await store.appendOutput(teamID, 'iout', [entry('c')], 180)
+      expect(await store.outputBytesRead('iout')).toBe(180)
+      expect(await store.outputBytesRead('iother')).toBe(0)
+      const logs = await store.listLogs(teamID, 'iout', { limit: 10 })
+      expect(logs.map((log) => [log.message, log.fields])).toEqual([
+        ['a', { pid: '7' }],
+        ['b', { pid: '7' }],
+        ['c', { pid: '7' }],
+      ])
+      // An append that fails (a timestamp the column refuses) stores no line and keeps the cursor.
+      await expect(
+        store.appendOutput(
+          teamID,
+          'iout',
+          [{ ...entry('d'), timestamp: new Date(Number.NaN) }],
+          999,
+        ),
+      ).rejects.toThrow()
+      expect(await store.outputBytesRead('iout')).toBe(180)
+      expect(await store.listLogs(teamID, 'iout', { limit: 10 })).toHaveLength(3)
+    })
+
+    it('keeps a metrics series per sandbox and finds the newest sample of each', async () => {
+      const { store, teamID } = await fresh()
+      const sample = (second: number, cpuUsedPct: number) => ({
+        timestamp: new Date(BASE_TIME + second * 1000),
+        cpuCount: 2,
+        cpuUsedPct,
+        memUsed: 100 * 2 ** 20,
+        memTotal: 512 * 2 ** 20,
+        memCache: 3 * 2 ** 20,
+        diskUsed: 2 ** 30,
+        diskTotal: 10 * 2 ** 30,
+      })
+      await store.appendMetrics(teamID, 'ia', sample(10, 1.5))
+      await store.appendMetrics(teamID, 'ia', sample(5, 0.25))
+      await store.appendMetrics(teamID, 'ia', sample(15, 99.75))
+      await store.appendMetrics(teamID, 'ib', sample(7, 12))
+      await store.appendMetrics('another-team', 'ia', sample(20, 50))
+
+      expect(await store.listMetrics(teamID, 'ia', {})).toEqual([
+        sample(5, 0.25),
+        sample(10, 1.5),
+        sample(15, 99.75),
+      ])
+      const range = { start: new Date(BASE_TIME + 6000), end: new Date(BASE_TIME + 15000) }
+      expect(await store.listMetrics(teamID, 'ia', range)).toEqual([
+        sample(10, 1.5),
+        sample(15, 99.75),
+      ])
+      expect(await store.listMetrics(teamID, 'inone', {})).toEqual([])
+
+      const latest = await store.latestMetrics(teamID, ['ia', 'ib', 'inone'])
+      expect(Object.fromEntries(latest)).toEqual({ ia: sample(15, 99.75), ib: sample(7, 12) })
+      expect((await store.latestMetrics(teamID, [])).size).toBe(0)
     })
   })
 }

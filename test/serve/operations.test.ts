@@ -63,6 +63,24 @@ describe('metrics', () => {
     expect(metric?.timestamp).toBeInstanceOf(Date)
   })
 
+  it('keeps sampling, and answers the series within a range', async () => {
+    const before = await sandbox.getMetrics()
+    // The telemetry loop samples every 5 s.
+    await expect
+      .poll(async () => (await sandbox.getMetrics()).length, { timeout: 15_000, interval: 500 })
+      .toBeGreaterThan(before.length)
+    const series = await sandbox.getMetrics()
+    const times = series.map((metric) => metric.timestamp.getTime())
+    expect(times).toEqual([...times].sort((a, b) => a - b))
+    const last = series.at(-1)?.timestamp ?? new Date()
+    const recent = await sandbox.getMetrics({ start: last, end: new Date(last.getTime() + 60_000) })
+    expect(recent.map((metric) => metric.timestamp)).toEqual(
+      series.filter((metric) => metric.timestamp >= last).map((metric) => metric.timestamp),
+    )
+    const first = series[0]?.timestamp ?? last
+    expect(await sandbox.getMetrics({ end: new Date(first.getTime() - 1000) })).toEqual([])
+  })
+
   it('samples many sandboxes, leaving out unknown ones', async () => {
     const id = sandbox.sandboxId
     const answer = await call('GET', `/sandboxes/metrics?sandbox_ids=${id},iunknownsandbox000000`)

@@ -127,15 +127,25 @@ describe('auto-resume (§4.4)', () => {
 })
 
 describe('sandbox logs (§1.2, §1.3)', () => {
+  type Entry = { timestamp: string; level: string; message: string; fields: Record<string, string> }
+  const logs = async (query = ''): Promise<Entry[]> => {
+    const answer = await api('GET', `/v2/sandboxes/${sandbox.sandboxId}/logs${query}`)
+    expect(answer.status).toBe(200)
+    return answer.body.logs
+  }
+  // Lifecycle events are the "sandbox …" messages; envd's own lines have other messages.
+  const lifecycleQuery = `?search=${encodeURIComponent('sandbox ')}`
+
   it('records lifecycle events in both log forms', async () => {
     await sandbox.updateNetwork({ denyOut: ['10.1.2.0/24'] })
-    const events = ['created', 'paused', 'resumed', 'network updated']
-    const v2 = await api('GET', `/v2/sandboxes/${sandbox.sandboxId}/logs`)
-    expect(v2.status).toBe(200)
-    expect(v2.body.logs.map((entry: { fields: { event: string } }) => entry.fields.event)).toEqual(
-      events,
-    )
-    expect(v2.body.logs[3]).toEqual({
+    const lifecycle = await logs(lifecycleQuery)
+    expect(lifecycle.map((entry) => entry.fields.event)).toEqual([
+      'created',
+      'paused',
+      'resumed',
+      'network updated',
+    ])
+    expect(lifecycle[3]).toEqual({
       timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       level: 'info',
       message: 'sandbox network updated',
@@ -146,26 +156,72 @@ describe('sandbox logs (§1.2, §1.3)', () => {
         denyOut: '10.1.2.0/24',
       },
     })
+    const all = await logs()
     const v1 = await api('GET', `/sandboxes/${sandbox.sandboxId}/logs?limit=2`)
     expect(v1.status).toBe(200)
-    expect(v1.body.logs).toEqual([
-      { timestamp: v2.body.logs[0].timestamp, line: 'sandbox created' },
-      { timestamp: v2.body.logs[1].timestamp, line: 'sandbox paused' },
-    ])
-    expect(v1.body.logEntries).toEqual(v2.body.logs.slice(0, 2))
-    const since = Date.parse(v2.body.logs[3].timestamp)
-    const later = await api('GET', `/v2/sandboxes/${sandbox.sandboxId}/logs?cursor=${since}`)
-    expect(later.body.logs.at(-1)).toEqual(v2.body.logs[3])
+    expect(v1.body.logEntries).toEqual(all.slice(0, 2))
+    expect(v1.body.logs).toEqual(
+      all.slice(0, 2).map((entry) => ({ timestamp: entry.timestamp, line: entry.message })),
+    )
+    const since = Date.parse(lifecycle[3]?.timestamp ?? '')
+    expect((await logs(`${lifecycleQuery}&cursor=${since}`)).at(-1)).toEqual(lifecycle[3])
     const unknown = await api('GET', '/v2/sandboxes/nosuchsandbox/logs')
     expect(unknown.status).toBe(404)
+  })
+
+  it("keeps envd's own log: the commands run, filtered by level and text, newest first on request", async () => {
+    await sandbox.commands.run('echo logged-command')
+    const started = await logs(`?search=${encodeURIComponent('process started')}`)
+    expect(started.at(-1)).toEqual({
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      level: 'info',
+      message: 'process started',
+      fields: expect.objectContaining({
+        cmd: '/bin/bash',
+        args: '["-l","-c","echo logged-command"]',
+        user: 'user',
+        pid: expect.stringMatching(/^\d+$/),
+      }),
+    })
+    const messages = (entries: Entry[]) => entries.map((entry) => entry.message)
+    expect(messages(await logs('?level=debug'))).toContain('process started')
+    expect(messages(await logs('?level=warn'))).not.toContain('process started')
+    const forward = await logs()
+    const backward = await logs('?direction=backward&limit=3')
+    expect(backward).toEqual(forward.slice(-3).reverse())
+  })
+
+  it('refuses bad log queries with 400', async () => {
+    for (const query of [
+      'level=verbose',
+      'direction=sideways',
+      'limit=1001',
+      'limit=-1',
+      'cursor=yesterday',
+      `search=${'a'.repeat(257)}`,
+    ]) {
+      const answer = await api('GET', `/v2/sandboxes/${sandbox.sandboxId}/logs?${query}`)
+      expect({ query, status: answer.status, code: answer.body.code }).toEqual({
+        query,
+        status: 400,
+        code: 400,
+      })
+      expect(answer.body.message).toMatch(/^validation error: /)
+    }
   })
 })
 
 describe('concurrent creates at the limit', () => {
   it('lets exactly one of two simultaneous creates through', async () => {
+    // Output written just before the kill still reaches the logs.
+    await sandbox.commands.run('echo last-words')
     await sandbox.kill()
     const killedLogs = await api('GET', `/v2/sandboxes/${sandbox.sandboxId}/logs`)
     expect(killedLogs.body.logs.at(-1).fields.event).toBe('killed')
+    const args = killedLogs.body.logs.map(
+      (entry: { fields: { args?: string } }) => entry.fields.args,
+    )
+    expect(args).toContain('["-l","-c","echo last-words"]')
     const answers = await Promise.all([
       api('POST', '/sandboxes', { templateID: 'base' }),
       api('POST', '/sandboxes', { templateID: 'base' }),

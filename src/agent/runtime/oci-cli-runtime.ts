@@ -54,7 +54,7 @@ export class OciCliRuntime implements Runtime {
     const command = await this.#flavor.launchRun(args)
     // The init inherits the runtime's stdout/stderr: a file, so nothing waits on a pipe.
     await runHostCommand(command.file, command.args, {
-      outputFile: join(spec.bundleDir, 'output.log'),
+      outputFile: spec.outputFile,
     })
     this.#logger.debug({ containerID: spec.id }, 'container running')
   }

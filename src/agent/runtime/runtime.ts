@@ -5,8 +5,10 @@ export type RuntimeName = 'crun' | 'runc' | 'runsc'
 export interface ContainerSpec {
   /** OCI container ID. */
   id: string
-  /** Directory that receives config.json (the OCI bundle) and output.log (the init's stdout/stderr). */
+  /** Directory that receives config.json (the OCI bundle). */
   bundleDir: string
+  /** File the init's stdout and stderr are appended to (envd's log). */
+  outputFile: string
   /** The mounted root filesystem (host path of the overlay). */
   rootfs: string
   /** Read-only bind mounts into the container (the toolbox). */

@@ -16,7 +16,7 @@ export function sandboxLogRoutes(service: SandboxService) {
   app.get('/sandboxes/:sandboxID/logs', queryParams(logsV1QuerySchema), async (c) => {
     const { start, limit } = c.req.valid('query')
     const entries = await service.logs(c.get('team'), sandboxIDFromPath(c.req.param('sandboxID')), {
-      start: start === undefined ? undefined : new Date(Number(start)),
+      cursor: start === undefined ? undefined : new Date(Number(start)),
       limit: limit === undefined ? DEFAULT_LIMIT : Number(limit),
     })
     // §1.3 SandboxLogs: the legacy `logs` lines beside the structured `logEntries`.
@@ -28,10 +28,13 @@ export function sandboxLogRoutes(service: SandboxService) {
   })
 
   app.get('/v2/sandboxes/:sandboxID/logs', queryParams(logsV2QuerySchema), async (c) => {
-    const { cursor, limit } = c.req.valid('query')
+    const { cursor, limit, direction, level, search } = c.req.valid('query')
     const entries = await service.logs(c.get('team'), sandboxIDFromPath(c.req.param('sandboxID')), {
-      start: cursor === undefined ? undefined : new Date(Number(cursor)),
+      cursor: cursor === undefined ? undefined : new Date(Number(cursor)),
       limit: limit === undefined ? DEFAULT_LIMIT : Number(limit),
+      direction,
+      level,
+      search,
     })
     return c.json({ logs: entries.map(entryReply) })
   })

@@ -89,8 +89,16 @@ export const logsV1QuerySchema = z.object({
   limit: z.optional(z.string().check(z.regex(/^\d+$/))),
 })
 
-/** `GET /v2/sandboxes/{id}/logs` query (§1.2): `cursor` in unix milliseconds, `limit`. */
+/** `GET /v2/sandboxes/{id}/logs` query (§1.2): cursor in unix ms, limit 0..1000, filters. */
 export const logsV2QuerySchema = z.object({
   cursor: z.optional(z.string().check(z.regex(/^\d+$/))),
-  limit: z.optional(z.string().check(z.regex(/^\d+$/))),
+  limit: z.optional(
+    z.string().check(
+      z.regex(/^\d+$/),
+      z.refine((limit) => Number(limit) <= 1000, 'limit must be at most 1000'),
+    ),
+  ),
+  direction: z.optional(z.enum(['forward', 'backward'])),
+  level: z.optional(z.enum(['debug', 'info', 'warn', 'error'])),
+  search: z.optional(z.string().check(z.maxLength(256))),
 })

@@ -86,7 +86,7 @@ async function* start(starter: Starter, request: StartRequest, context: HandlerC
   limitLifetime(process, context.timeoutMs())
   const logger = ctx.logger.child({ pid: process.pid })
   logger.info(
-    { cmd: process.config.cmd, tag: process.tag, user: user.user.name },
+    { cmd: process.config.cmd, args: process.config.args, tag: process.tag, user: user.user.name },
     'process started',
   )
   process.output.subscribe((event) => {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import { type Migration, Migrator } from 'kysely/migration'
 import { initMigration, type StoreDialect } from './0001-init.js'
+import { telemetryMigration } from './0002-telemetry.js'
 
 /**
  * The migrations in order. Listed here rather than read from the folder, so the bundled
@@ -8,7 +9,7 @@ import { initMigration, type StoreDialect } from './0001-init.js'
  * advisory lock lets several api instances start together and migrate once.
  */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
-  return { '0001-init': initMigration(dialect) }
+  return { '0001-init': initMigration(dialect), '0002-telemetry': telemetryMigration }
 }
 
 /** Applies every migration the database has not seen; throws the first failure. */

@@ -9,6 +9,7 @@ import type { ContainerSpec } from '../../../../src/agent/runtime/runtime.js'
 const spec: ContainerSpec = {
   id: 'sbx-a1',
   bundleDir: '/var/lib/sandbar/bundles/a1',
+  outputFile: '/var/lib/sandbar/bundles/a1.log',
   rootfs: '/var/lib/sandbar/rootfs/a1',
   readonlyBinds: [{ source: '/var/lib/sandbar/toolbox', destination: '/.sandbar' }],
   netnsPath: '/run/netns/sbx-a1',

@@ -1,0 +1,95 @@
+import { type Agent, SandboxNotFoundError } from '../agent/index.js'
+import type { Logger } from '../logger.js'
+import type { Sandbox, Store } from '../store/index.js'
+import { sampleEnvdMetrics } from './sandbox-metrics.js'
+import { logEntryFromOutputLine } from './sandbox-output-lines.js'
+
+/** A sandbox as far as telemetry needs it. */
+type SandboxRef = Pick<Sandbox, 'teamID' | 'sandboxID'>
+
+/**
+ * What the control plane collects from sandboxes (§1.2 metrics and logs): envd's metrics as
+ * a series, and the sandbox's own output (envd's log) as log entries beside the lifecycle
+ * events. Collection of one sandbox's output is serialized, so no line is stored twice.
+ */
+export class SandboxTelemetry {
+  private readonly collecting = new Map<string, Promise<void>>()
+
+  constructor(
+    private readonly store: Store,
+    private readonly agent: Agent,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Stores one metrics sample of a running sandbox; nothing when envd does not answer. */
+  async sample(sandbox: Sandbox): Promise<void> {
+    const sample = await sampleEnvdMetrics(this.agent, sandbox)
+    if (sample !== undefined)
+      await this.store.appendMetrics(sandbox.teamID, sandbox.sandboxID, sample)
+  }
+
+  /** Moves the sandbox's new output lines into its logs. A sandbox already gone has none. */
+  collectOutput(sandbox: SandboxRef): Promise<void> {
+    const { sandboxID } = sandbox
+    const previous = this.collecting.get(sandboxID) ?? Promise.resolve()
+    const run = previous.catch(() => undefined).then(() => this.readOutput(sandbox))
+    this.collecting.set(sandboxID, run)
+    return run.finally(() => {
+      if (this.collecting.get(sandboxID) === run) this.collecting.delete(sandboxID)
+    })
+  }
+
+  /** Samples and collects every sandbox the agent runs (paused ones: output only). */
+  async collectAll(): Promise<void> {
+    for (const info of await this.agent.list()) {
+      const sandbox = await this.store.getSandbox(info.sandboxID)
+      if (sandbox === undefined) continue
+      const work = [this.collectOutput(sandbox)]
+      if (info.state === 'running') work.push(this.sample(sandbox))
+      for (const result of await Promise.allSettled(work)) {
+        if (result.status === 'rejected') {
+          this.logger.warn({ err: result.reason, sandboxID: sandbox.sandboxID }, 'telemetry failed')
+        }
+      }
+    }
+  }
+
+  private async readOutput(sandbox: SandboxRef): Promise<void> {
+    const from = await this.store.outputBytesRead(sandbox.sandboxID)
+    const output = await this.agent.readOutput(sandbox.sandboxID, from).catch((error: unknown) => {
+      if (error instanceof SandboxNotFoundError) return undefined
+      throw error
+    })
+    if (output === undefined || output.bytesRead === from) return
+    const receivedAt = new Date()
+    const entries = output.lines.map((line) => logEntryFromOutputLine(line, receivedAt))
+    await this.store.appendOutput(sandbox.teamID, sandbox.sandboxID, entries, output.bytesRead)
+  }
+}
+
+/** How often every sandbox is sampled and its output collected (E2B samples every 5 s). */
+export const TELEMETRY_INTERVAL_MS = 5_000
+
+/** A running telemetry loop; `stop` resolves once the current pass is done. */
+export interface TelemetryLoop {
+  stop(): Promise<void>
+}
+
+export function startTelemetryLoop(
+  telemetry: SandboxTelemetry,
+  logger: Logger,
+  intervalMs = TELEMETRY_INTERVAL_MS,
+): TelemetryLoop {
+  let pass: Promise<void> = Promise.resolve()
+  const timer = setInterval(() => {
+    pass = pass
+      .then(() => telemetry.collectAll())
+      .catch((error: unknown) => logger.error({ err: error }, 'telemetry pass failed'))
+  }, intervalMs)
+  return {
+    async stop() {
+      clearInterval(timer)
+      await pass
+    },
+  }
+}
