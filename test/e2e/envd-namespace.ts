@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:net'
 import path from 'node:path'
 
 /** Debian's `tini` package; scripts/setup.sh installs it. */
@@ -36,6 +37,7 @@ export interface NamespacedEnvd {
  * envd started (the PID namespace dies with its first process).
  */
 export async function startNamespacedEnvd(port: number, bundle: string): Promise<NamespacedEnvd> {
+  await assertPortFree(port)
   const dir = await mkdtemp('/tmp/sbt-envd-')
   await writeFile(path.join(dir, 'passwd'), passwd)
   await writeFile(path.join(dir, 'group'), group)
@@ -88,6 +90,20 @@ export async function startNamespacedEnvd(port: number, bundle: string): Promise
     throw error
   }
   return { url, homeOnHost: home, stop }
+}
+
+/** Another envd on the port would answer /health in place of ours: refuse to start instead. */
+async function assertPortFree(port: number): Promise<void> {
+  const probe = createServer()
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject)
+      probe.listen(port, '127.0.0.1', resolve)
+    })
+  } catch (error) {
+    throw new Error(`port ${port} is taken; SANDBAR_TEST_ENVD_PORT picks another`, { cause: error })
+  }
+  await new Promise((resolve) => probe.close(resolve))
 }
 
 async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
