@@ -73,7 +73,15 @@ export class SandboxService {
         maxEndAt: this.maxEndFrom(now),
       })
       await this.start(sandbox, template, egress)
-      await this.events.record(sandbox, 'created', { templateID: template.templateID })
+      // The sandbox runs and is stored: a log write that fails must not turn that into a 500.
+      await this.events
+        .record(sandbox, 'created', { templateID: template.templateID })
+        .catch((error: unknown) => {
+          this.logger.error(
+            { err: error, sandboxID: sandbox.sandboxID },
+            'recording creation failed',
+          )
+        })
       this.logger.info({ sandboxID: sandbox.sandboxID, teamID: team.id }, 'sandbox created')
       // A first sample now, so metrics exist before the telemetry loop's next pass.
       this.telemetry.sample(sandbox).catch((error: unknown) => {
@@ -259,27 +267,38 @@ export class SandboxService {
     return { sandbox: updated, resumed: false }
   }
 
-  /** Resumes a paused sandbox until now + timeout; the sandbox as stored after. */
+  /**
+   * Resumes a paused sandbox until now + timeout; the sandbox as stored after. A resumed
+   * sandbox runs again, so it takes a slot under the team's limit like a new one (§1.4 429).
+   */
   async resume(sandboxID: string, timeoutS: number): Promise<Sandbox> {
-    await this.agent.resume(sandboxID).catch((error: unknown) => {
-      if (!(error instanceof SandboxStateError)) throw error
-    })
-    const now = new Date()
-    const updated = await this.store.updateSandbox(
-      sandboxID,
-      {
-        state: 'running',
-        endAt: new Date(now.getTime() + timeoutS * 1000),
-        maxEndAt: this.maxEndFrom(now),
-      },
-      'paused',
-    )
-    const sandbox = updated ?? (await this.store.getSandbox(sandboxID))
-    if (sandbox === undefined) throw apiErrors.sandboxNotFound(sandboxID)
-    // Only the call that moved it out of `paused` logs the resume; a concurrent one did not.
-    if (updated !== undefined)
-      await this.events.record(sandbox, 'resumed', { timeout: `${timeoutS}` })
-    return sandbox
+    const paused = await this.store.getSandbox(sandboxID)
+    if (paused === undefined) throw apiErrors.sandboxNotFound(sandboxID)
+    if (paused.state === 'running') return paused
+    const release = await this.slots.reserve(paused.teamID)
+    try {
+      await this.agent.resume(sandboxID).catch((error: unknown) => {
+        if (!(error instanceof SandboxStateError)) throw error
+      })
+      const now = new Date()
+      const updated = await this.store.updateSandbox(
+        sandboxID,
+        {
+          state: 'running',
+          endAt: new Date(now.getTime() + timeoutS * 1000),
+          maxEndAt: this.maxEndFrom(now),
+        },
+        'paused',
+      )
+      const sandbox = updated ?? (await this.store.getSandbox(sandboxID))
+      if (sandbox === undefined) throw apiErrors.sandboxNotFound(sandboxID)
+      // Only the call that moved it out of `paused` logs the resume; a concurrent one did not.
+      if (updated !== undefined)
+        await this.events.record(sandbox, 'resumed', { timeout: `${timeoutS}` })
+      return sandbox
+    } finally {
+      await release()
+    }
   }
 
   /**

@@ -211,6 +211,24 @@ describe('sandbox logs (§1.2, §1.3)', () => {
   })
 })
 
+describe('resume at the limit (§1.4)', () => {
+  it('refuses to resume a paused sandbox while another holds the only slot', async () => {
+    expect(await sandbox.pause()).toBe(true)
+    const other = await api('POST', '/sandboxes', { templateID: 'base' })
+    expect(other.status).toBe(201)
+    try {
+      const refused = await api('POST', `/sandboxes/${sandbox.sandboxId}/connect`, { timeout: 300 })
+      expect(refused).toEqual({ status: 429, body: { code: 429, message: LIMIT_TEXT } })
+      expect((await sandbox.getInfo()).state).toBe('paused')
+    } finally {
+      await Sandbox.kill(other.body.sandboxID, opts())
+    }
+    const resumed = await api('POST', `/sandboxes/${sandbox.sandboxId}/connect`, { timeout: 300 })
+    expect(resumed.status).toBe(201)
+    expect((await sandbox.commands.run('echo back')).stdout).toBe('back\n')
+  })
+})
+
 describe('concurrent creates at the limit', () => {
   it('lets exactly one of two simultaneous creates through', async () => {
     // Output written just before the kill still reaches the logs.
