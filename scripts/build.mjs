@@ -1,13 +1,16 @@
 // Builds the two artifacts into OUTDIR (default dist): sandbar.mjs (the CLI) and envd/ (the
-// self-contained envd bundle that sandboxes run), each with the native addons it loads beside it.
+// self-contained envd that sandboxes run: envd.mjs, which runs the bundle envd.cjs with the V8
+// code cache envd.cjs.cache), each with the native addons it loads beside it.
 // Usage: node scripts/build.mjs [OUTDIR]
+import { execFile } from 'node:child_process'
 import { copyFile, mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { promisify } from 'node:util'
 import { build } from 'esbuild'
 
 // Bundled CommonJS dependencies call require() and read __dirname (node-pty locates its addon
 // with both); an ESM bundle needs them made for it.
-const banner = {
+const esmBanner = {
   js: [
     "import { createRequire as __sandbarCreateRequire } from 'node:module';",
     "import { fileURLToPath as __sandbarFileURLToPath } from 'node:url';",
@@ -20,7 +23,6 @@ const common = {
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  banner,
   logLevel: 'warning',
   // Smaller to parse at every sandbox start; names kept for logged error classes.
   minify: true,
@@ -33,8 +35,29 @@ const common = {
 const outdir = process.argv[2] ?? 'dist'
 await rm(outdir, { recursive: true, force: true })
 await Promise.all([
-  build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: `${outdir}/sandbar.mjs` }),
-  build({ ...common, entryPoints: ['src/envd/main.ts'], outfile: `${outdir}/envd/envd.mjs` }),
+  build({
+    ...common,
+    banner: esmBanner,
+    entryPoints: ['src/cli/main.ts'],
+    outfile: `${outdir}/sandbar.mjs`,
+  }),
+  // CommonJS, because Node 20 runs only a vm.Script with a code cache (code-cache-loader.ts).
+  // fs-xattr finds its addon from import.meta.url, which CommonJS has no equivalent of.
+  build({
+    ...common,
+    format: 'cjs',
+    banner: {
+      js: "const __sandbarImportMetaUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
+    define: { 'import.meta.url': '__sandbarImportMetaUrl' },
+    entryPoints: ['src/envd/main.ts'],
+    outfile: `${outdir}/envd/envd.cjs`,
+  }),
+  build({
+    ...common,
+    entryPoints: ['src/envd/code-cache-loader.ts'],
+    outfile: `${outdir}/envd/envd.mjs`,
+  }),
 ])
 
 // envd loads node-pty and fs-xattr; the CLI bundles envd too, plus the store's better-sqlite3.
@@ -52,3 +75,14 @@ for (const [dir, addons] of Object.entries(addonsOf)) {
     await copyFile(addon, path.join(dir, 'build/Release', path.basename(addon)))
   }
 }
+
+// The code cache: envd started once, on a free loopback port, by the node running this build,
+// which is the node the toolbox copies. No NODE_OPTIONS: V8 rejects a cache made under other
+// flags.
+await promisify(execFile)(
+  process.execPath,
+  [`${outdir}/envd/envd.mjs`, '--port', '0', '--host', '127.0.0.1'],
+  {
+    env: { PATH: process.env.PATH, SANDBAR_ENVD_WRITE_CODE_CACHE: '1', SANDBAR_LOG_LEVEL: 'warn' },
+  },
+)

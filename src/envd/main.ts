@@ -1,4 +1,7 @@
 import { runEnvdCommand } from './index.js'
 
-// Entry point of the self-contained envd bundle (dist/envd/envd.mjs) that sandboxes run.
-await runEnvdCommand(process.argv.slice(2))
+/**
+ * Entry point of envd's bundle (dist/envd/envd.cjs, which envd.mjs runs; see
+ * code-cache-loader.ts). Settles once envd listens, which is when the build writes the cache.
+ */
+export const started = runEnvdCommand(process.argv.slice(2))

@@ -1,10 +1,9 @@
 import http from 'node:http'
-import { connectNodeAdapter } from '@connectrpc/connect-node'
 import { getRequestListener } from '@hono/node-server'
 import { passesTokenGate, UNAUTHORIZED_MESSAGE } from './auth.js'
 import type { EnvdContext } from './context.js'
 import { createHttpApp } from './http/app.js'
-import { registerRpcRoutes } from './rpc/routes.js'
+import type { RequestListener } from './rpc/rpc-listener.js'
 
 /** Wire contract §3.1: CORS open to every origin, exposing the Connect headers. */
 const corsHeaders: Record<string, string> = {
@@ -24,7 +23,7 @@ const rpcPrefixes = ['/filesystem.Filesystem/', '/process.Process/']
  */
 export function createEnvdServer(ctx: EnvdContext): http.Server {
   const httpRoutes = getRequestListener(createHttpApp(ctx).fetch)
-  const rpcRoutes = connectNodeAdapter({ routes: registerRpcRoutes(ctx) })
+  const rpcRoutes = lazyRpcListener(ctx)
   const server = http.createServer((req, res) => {
     for (const [name, value] of Object.entries(corsHeaders)) res.setHeader(name, value)
     if (req.method === 'OPTIONS') {
@@ -50,6 +49,26 @@ export function createEnvdServer(ctx: EnvdContext): http.Server {
   server.headersTimeout = 60_000
   server.keepAliveTimeout = 640_000
   return server
+}
+
+/**
+ * The Connect services, loaded at the first RPC: their protobuf descriptors, connect-node and
+ * the services cost every sandbox start ~17 ms and its envd ~4 MiB, and an idle sandbox never
+ * calls them. Requests wait, in order, for the one load.
+ */
+function lazyRpcListener(ctx: EnvdContext): RequestListener {
+  let listener: Promise<RequestListener> | undefined
+  return (req, res) => {
+    listener ??= import('./rpc/rpc-listener.js').then((rpc) => rpc.createRpcListener(ctx))
+    void listener.then(
+      (handle) => handle(req, res),
+      (error: unknown) => {
+        ctx.logger.error({ err: error }, 'loading the Connect services failed')
+        res.writeHead(500, jsonErrorHeaders)
+        res.end(JSON.stringify({ code: 500, message: 'internal error' }))
+      },
+    )
+  }
 }
 
 /** Headers of every JSON error envd's HTTP layer writes (wire contract §3.3). */

@@ -29,7 +29,10 @@ const SETPRIV = '/usr/bin/setpriv'
 export interface ToolboxOptions {
   /** Sandbar's data directory; the toolbox lives in `<dataDir>/toolbox/<inputs hash>/`. */
   dataDir: string
-  /** scripts/build.mjs's output: `<dir>/envd/envd.mjs` and `<dir>/envd/build/Release/*.node`. */
+  /**
+   * scripts/build.mjs's output: `<dir>/envd/envd.mjs` beside the bundle and code cache it runs,
+   * and `<dir>/envd/build/Release/*.node`.
+   */
   envdBuildDir: string
   logger: Logger
 }
@@ -66,11 +69,15 @@ export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
   const envdDir = path.join(options.envdBuildDir, 'envd')
   const addonDir = path.join(envdDir, 'build', 'Release')
   const addons = (await readdir(addonDir)).filter((name) => name.endsWith('.node')).sort()
+  const envdFiles = (await readdir(envdDir, { withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => entry.name)
+    .sort()
   const files = new Map<string, string>([
     ['bin/node', process.execPath],
     ['bin/tini', TINI],
     ['bin/setpriv', SETPRIV],
-    ['envd/envd.mjs', path.join(envdDir, 'envd.mjs')],
+    ...envdFiles.map((name): [string, string] => [`envd/${name}`, path.join(envdDir, name)]),
     ...addons.map((name): [string, string] => [
       `envd/build/Release/${name}`,
       path.join(addonDir, name),

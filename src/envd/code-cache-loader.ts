@@ -1,0 +1,53 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import vm from 'node:vm'
+
+// envd's entry in the toolbox (dist/envd/envd.mjs). It runs the CommonJS bundle beside it
+// through vm.Script with the V8 code cache that scripts/build.mjs wrote next to it: compiling
+// the bundle and the functions envd runs while starting is ~15 ms of every sandbox start, and
+// Node 20 caches user code only this way. Without a usable cache (none written, or another
+// node's) V8 compiles from source and envd behaves the same.
+
+/** What the bundle exports: main.ts's `started`. */
+interface EnvdBundle {
+  started: Promise<{ port: number }>
+}
+
+type CommonJsWrapper = (
+  exports: object,
+  require: NodeJS.Require,
+  module: { exports: object },
+  filename: string,
+  dirname: string,
+) => void
+
+const bundle = fileURLToPath(new URL('./envd.cjs', import.meta.url))
+const cacheFile = `${bundle}.cache`
+
+// Node's own CommonJS wrapper, on the first line so that stack traces keep their line numbers.
+const source = `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`
+const script = new vm.Script(source, { filename: bundle, cachedData: readCache() })
+const module = { exports: {} }
+const wrapper = script.runInThisContext() as CommonJsWrapper
+wrapper(module.exports, createRequire(bundle), module, bundle, path.dirname(bundle))
+
+// Set by scripts/build.mjs only. Once envd has started and answered what the agent asks of
+// every new sandbox (`/health`, then `/init`), the functions compiled so far are the cache.
+if (process.env.SANDBAR_ENVD_WRITE_CODE_CACHE === '1') {
+  const { port } = await (module.exports as EnvdBundle).started
+  await fetch(`http://127.0.0.1:${port}/health`)
+  await fetch(`http://127.0.0.1:${port}/init`, { method: 'POST', body: '{}' })
+  writeFileSync(cacheFile, script.createCachedData())
+  process.exit(0)
+}
+
+/** The cache, if the build wrote one; it only speeds start, so any failure means none. */
+function readCache(): Buffer | undefined {
+  try {
+    return readFileSync(cacheFile)
+  } catch {
+    return undefined
+  }
+}
