@@ -54,6 +54,14 @@ export class SandboxTelemetry {
     }
   }
 
+  /** Forgets log entries and samples past the retention period, of every sandbox. */
+  async prune(now: Date): Promise<void> {
+    const before = new Date(now.getTime() - RETENTION_MS)
+    const pruned = await this.store.pruneTelemetry(before)
+    if (pruned.logs + pruned.metrics > 0)
+      this.logger.info({ ...pruned, before }, 'telemetry pruned')
+  }
+
   private async readOutput(sandbox: SandboxRef): Promise<void> {
     const from = await this.store.outputBytesRead(sandbox.sandboxID)
     const output = await this.agent.readOutput(sandbox.sandboxID, from).catch((error: unknown) => {
@@ -68,24 +76,33 @@ export class SandboxTelemetry {
 }
 
 /** How often every sandbox is sampled and its output collected (E2B samples every 5 s). */
-export const TELEMETRY_INTERVAL_MS = 5_000
+const TELEMETRY_INTERVAL_MS = 5_000
+/** How long logs and metrics are kept, and how often older ones are looked for. */
+const RETENTION_MS = 7 * 24 * 3600 * 1000
+const PRUNE_INTERVAL_MS = 3600 * 1000
 
 /** A running telemetry loop; `stop` resolves once the current pass is done. */
 export interface TelemetryLoop {
   stop(): Promise<void>
 }
 
-export function startTelemetryLoop(
-  telemetry: SandboxTelemetry,
-  logger: Logger,
-  intervalMs = TELEMETRY_INTERVAL_MS,
-): TelemetryLoop {
+/** Collects every sandbox's telemetry each interval, and prunes old telemetry hourly. */
+export function startTelemetryLoop(telemetry: SandboxTelemetry, logger: Logger): TelemetryLoop {
   let pass: Promise<void> = Promise.resolve()
+  let lastPrune = 0
+  const runPass = async () => {
+    await telemetry.collectAll()
+    const now = new Date()
+    if (now.getTime() - lastPrune >= PRUNE_INTERVAL_MS) {
+      lastPrune = now.getTime()
+      await telemetry.prune(now)
+    }
+  }
   const timer = setInterval(() => {
     pass = pass
-      .then(() => telemetry.collectAll())
+      .then(runPass)
       .catch((error: unknown) => logger.error({ err: error }, 'telemetry pass failed'))
-  }, intervalMs)
+  }, TELEMETRY_INTERVAL_MS)
   return {
     async stop() {
       clearInterval(timer)

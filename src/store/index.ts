@@ -199,6 +199,8 @@ export interface Store {
   ): Promise<SandboxMetricSample[]>
   /** The newest sample of each listed sandbox that has one. */
   latestMetrics(teamID: string, sandboxIDs: string[]): Promise<Map<string, SandboxMetricSample>>
+  /** Deletes log entries and metric samples older than `before`; how many of each went. */
+  pruneTelemetry(before: Date): Promise<{ logs: number; metrics: number }>
 
   close(): Promise<void>
 }

@@ -3,6 +3,7 @@ import type { Store } from './index.js'
 import { logQueries } from './log-queries.js'
 import { metricQueries } from './metric-queries.js'
 import type { StoreDialect } from './migrations/0001-init.js'
+import { retentionQueries } from './retention-queries.js'
 import { listSandboxes } from './sandbox-list.js'
 import { sandboxQueries } from './sandbox-queries.js'
 import type { Database } from './schema.js'
@@ -16,6 +17,7 @@ export function createKyselyStore(db: Kysely<Database>, dialect: StoreDialect): 
     listSandboxes: (query) => listSandboxes(db, query),
     ...logQueries(db, dialect),
     ...metricQueries(db),
+    ...retentionQueries(db),
     close: () => db.destroy(),
   }
 }

@@ -367,6 +367,39 @@ export function runStoreCases({ name, newStore, readApiKeys }: StoreCaseOptions)
       expect(await store.listLogs(teamID, 'iout', { limit: 10 })).toHaveLength(3)
     })
 
+    it('prunes log entries and samples older than a cutoff, and nothing newer', async () => {
+      const { store, teamID } = await fresh()
+      const at = (ms: number) => new Date(BASE_TIME + ms)
+      const entry = (ms: number) => ({
+        timestamp: at(ms),
+        level: 'info' as const,
+        message: `${ms}`,
+        fields: {},
+      })
+      const sample = (ms: number) => ({
+        timestamp: at(ms),
+        ...{
+          cpuCount: 1,
+          cpuUsedPct: 0,
+          memUsed: 1,
+          memTotal: 2,
+          memCache: 0,
+          diskUsed: 1,
+          diskTotal: 2,
+        },
+      })
+      await store.appendLogs(teamID, 'iold', [entry(1), entry(2), entry(3)])
+      for (const ms of [1000, 2000, 3000]) await store.appendMetrics(teamID, 'iold', sample(ms))
+
+      expect(await store.pruneTelemetry(at(2000))).toEqual({ logs: 3, metrics: 1 })
+      expect(await store.listLogs(teamID, 'iold', { limit: 10 })).toEqual([])
+      expect((await store.listMetrics(teamID, 'iold', {})).map((s) => s.timestamp)).toEqual([
+        at(2000),
+        at(3000),
+      ])
+      expect(await store.pruneTelemetry(at(2000))).toEqual({ logs: 0, metrics: 0 })
+    })
+
     it('keeps a metrics series per sandbox and finds the newest sample of each', async () => {
       const { store, teamID } = await fresh()
       const sample = (second: number, cpuUsedPct: number) => ({

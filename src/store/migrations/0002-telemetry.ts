@@ -25,6 +25,9 @@ export const telemetryMigration: Migration = {
       .on('sandbox_metrics')
       .columns(['team_id', 'sandbox_id', 'ts'])
       .execute()
+    // Retention deletes by age alone, across sandboxes.
+    await db.schema.createIndex('sandbox_metrics_ts').on('sandbox_metrics').column('ts').execute()
+    await db.schema.createIndex('sandbox_logs_ts').on('sandbox_logs').column('ts').execute()
     await db.schema
       .createTable('sandbox_output_cursors')
       .addColumn('sandbox_id', 'text', (col) => col.primaryKey())
