@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what Sandbar needs on a fresh Debian/Ubuntu machine with Node.js, as root: Debian
-# packages (the OCI runtimes crun and runc; nftables and iproute2 for sandbox networks;
-# mmdebstrap for the base template; util-linux for unshare and setpriv; tini as PID 1;
-# busybox-static for the runtime tests' tiny rootfs; PostgreSQL for the store's second
-# backend; the toolchain node-gyp needs for the node-pty, fs-xattr and better-sqlite3
-# addons), the locked npm dependencies, and the built bundles.
+# packages (the OCI runtimes crun and runc, and runsc from bookworm-backports; nftables and
+# iproute2 for sandbox networks; mmdebstrap for the base template; util-linux for unshare and
+# setpriv; tini as PID 1; busybox-static for the runtime tests' tiny rootfs; PostgreSQL for the
+# store's second backend; the toolchain node-gyp needs for the node-pty, fs-xattr and
+# better-sqlite3 addons), the locked npm dependencies, and the built bundles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +21,37 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+# runsc (gVisor), the opt-in hardened runtime. bookworm's build (0.0~20221219) breaks `ls` and
+# `stat` inside the sandbox (statx; host-facts § OCI runtimes); bookworm-backports' works. It is
+# fetched from the Debian mirror the host's own apt sources name, through a sources list, lists
+# and cache of its own in a temp dir, so the host's apt sources and state stay as they were.
+# runsc is a static binary with no dependencies, so backports alone resolves it.
+runsc_minimum='0.0~20240729'
+runsc_installed=$(dpkg-query -W -f='${Status} ${Version}' runsc 2>/dev/null || true)
+if [[ "$runsc_installed" != 'install ok installed '* ]] ||
+  ! dpkg --compare-versions "${runsc_installed##* }" ge "$runsc_minimum"; then
+  # The URI of the host's bookworm archive (apt parses both sources formats); deb.debian.org
+  # when the host has never fetched its lists.
+  mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' 'Label: Debian' \
+    'Codename: bookworm' | head -n 1)
+  apt_dir=$(mktemp -d)
+  trap 'rm -rf "$apt_dir"' EXIT
+  # apt downloads as the unprivileged _apt user, which must reach the lists and cache.
+  chmod 755 "$apt_dir"
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  echo "deb [signed-by=$keyring] ${mirror:-http://deb.debian.org/debian/} bookworm-backports main" \
+    >"$apt_dir/sources.list"
+  private_apt=(
+    -o "Dir::Etc::SourceList=$apt_dir/sources.list"
+    -o Dir::Etc::SourceParts=/dev/null
+    -o "Dir::State::Lists=$apt_dir/lists"
+    -o "Dir::Cache=$apt_dir/cache"
+  )
+  apt-get "${private_apt[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get "${private_apt[@]}" install -y -qq -t bookworm-backports runsc
 fi
 
 # `npm install` with the committed lockfile installs exactly its versions. (`npm ci` refuses

@@ -22,7 +22,7 @@ export async function readLimits(cgroupPath: string) {
       cpuQuota: Number(quota),
       cpuPeriod: Number(period),
       memory: Number(await read(join(dir, 'memory.max'))),
-      pids: Number(await read(join(dir, 'pids.max'))),
+      pids: pidsMax(await read(join(dir, 'pids.max'))),
     }
   }
   const v1 = (controller: string, file: string) =>
@@ -31,8 +31,13 @@ export async function readLimits(cgroupPath: string) {
     cpuQuota: Number(await v1('cpu', 'cpu.cfs_quota_us')),
     cpuPeriod: Number(await v1('cpu', 'cpu.cfs_period_us')),
     memory: Number(await v1('memory', 'memory.limit_in_bytes')),
-    pids: Number(await v1('pids', 'pids.max')),
+    pids: pidsMax(await v1('pids', 'pids.max')),
   }
+}
+
+/** pids.max as a number: "max" (no limit) is Infinity. */
+function pidsMax(text: string): number {
+  return text === 'max' ? Number.POSITIVE_INFINITY : Number(text)
 }
 
 /** How many processes the kernel OOM-killed in the container's memory cgroup. */

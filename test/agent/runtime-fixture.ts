@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { chmod, lchown, mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises'
+import { chmod, lchown, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runHostCommand } from '../../src/agent/host-command.js'
@@ -26,6 +26,9 @@ export async function makeBusyboxRootfs(parent: string): Promise<string> {
     await mkdir(join(rootfs, dir), { recursive: true })
   }
   await runHostCommand('cp', ['/usr/bin/busybox', join(rootfs, 'bin', 'busybox')])
+  // gVisor mounts a tmpfs of its own over an empty /tmp; the cases read the files the
+  // containers write there from the host, so /tmp holds one file.
+  await writeFile(join(rootfs, 'tmp', '.keep'), '')
   const applets = (await runHostCommand('/usr/bin/busybox', ['--list'])).split('\n')
   for (const applet of applets.filter((name) => name !== '' && name !== 'busybox')) {
     await symlink('busybox', join(rootfs, 'bin', applet))

@@ -18,6 +18,7 @@ export function createCrunRuntime(options: CliRuntimeOptions): Runtime {
     ...options,
     globalFlags: [],
     specOptions: fullOciSpecOptions,
+    gaps: {},
     async launchRun(args) {
       // crun 1.8 refuses hybrid cgroups; without the cgroup2 mount it uses v1 (host-facts).
       // Only `run` creates cgroups, so the other commands run crun directly.

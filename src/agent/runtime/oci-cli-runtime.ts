@@ -6,7 +6,7 @@ import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
 import { readCgroupMode } from './cgroup-mode.js'
 import { buildOciSpec, type OciSpecOptions } from './oci-spec.js'
-import type { ContainerSpec, ContainerState, Runtime, RuntimeName } from './runtime.js'
+import type { ContainerSpec, ContainerState, Runtime, RuntimeGaps, RuntimeName } from './runtime.js'
 import { type Command, type RuntimeOperation, runtimeArgs } from './runtime-args.js'
 import {
   type ContainerRecord,
@@ -24,6 +24,8 @@ export interface OciCliFlavor {
   /** Flags before the command, after `--root`. */
   globalFlags: string[]
   specOptions: OciSpecOptions
+  /** What it lacks next to crun and runc; none for those two. */
+  gaps: RuntimeGaps
   /** How to launch `run` (crun on a hybrid host needs a private mount namespace). */
   launchRun(args: string[]): Promise<Command>
   logger: Logger
@@ -38,11 +40,13 @@ const bundleConfigSchema = z.object({ linux: z.object({ cgroupsPath: z.string() 
 /** A Runtime that drives an OCI runtime CLI; the flavor supplies the differences. */
 export class OciCliRuntime implements Runtime {
   readonly name: RuntimeName
+  readonly gaps: RuntimeGaps
   readonly #flavor: OciCliFlavor
   readonly #logger: Logger
 
   constructor(flavor: OciCliFlavor) {
     this.name = flavor.name
+    this.gaps = flavor.gaps
     this.#flavor = flavor
     this.#logger = flavor.logger.child({ runtime: flavor.name })
   }
@@ -93,14 +97,12 @@ export class OciCliRuntime implements Runtime {
   }
 
   async #stop(record: ContainerRecord): Promise<void> {
+    // A frozen process cannot die, and runsc refuses to signal a paused container ("cannot
+    // signal container … in state paused"): thaw first, then kill.
+    if (record.status === 'paused') await this.#call({ op: 'resume', id: record.id })
     await this.#call({ op: 'kill', id: record.id, signal: 'KILL' }).catch((error: unknown) => {
       if (!isNotRunning(error) && !isUnknownContainer(error)) throw error
     })
-    // A frozen process cannot die: the SIGKILL stays pending until the cgroup thaws. runc thaws
-    // on kill by itself (a resume then fails "container not paused"), so look again first.
-    if (record.status === 'paused' && (await this.#record(record.id))?.status === 'paused') {
-      await this.#call({ op: 'resume', id: record.id })
-    }
     const deadline = Date.now() + STOP_TIMEOUT_MS
     for (;;) {
       const current = await this.#record(record.id)

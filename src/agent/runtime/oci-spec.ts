@@ -7,9 +7,18 @@ export interface OciSpecOptions {
   userNamespace: boolean
   /** Set a pids limit in the container's cgroup. */
   pidsLimit: boolean
+  /**
+   * The runtime is its own kernel (gVisor's sentry), so its sysfs is its own too: it mounts one
+   * in a user namespace, where a host kernel refuses, and a bind would show the host's /sys.
+   */
+  ownKernel: boolean
 }
 
-export const fullOciSpecOptions: OciSpecOptions = { userNamespace: true, pidsLimit: true }
+export const fullOciSpecOptions: OciSpecOptions = {
+  userNamespace: true,
+  pidsLimit: true,
+  ownKernel: false,
+}
 
 interface OciMount {
   destination: string
@@ -199,7 +208,7 @@ function baseMounts(options: OciSpecOptions): OciMount[] {
 }
 
 function sysMount(options: OciSpecOptions): OciMount {
-  if (!options.userNamespace) {
+  if (!options.userNamespace || options.ownKernel) {
     return {
       destination: '/sys',
       type: 'sysfs',

@@ -10,6 +10,7 @@ export function createRuncRuntime(options: CliRuntimeOptions): Runtime {
     ...options,
     globalFlags: [],
     specOptions: fullOciSpecOptions,
+    gaps: {},
     launchRun: async (args) => ({ file: options.binary, args }),
   })
 }

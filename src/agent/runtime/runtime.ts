@@ -34,9 +34,22 @@ export interface ContainerState {
   pid: number
 }
 
+/** Behaviours crun and runc have under a spec that another runtime lacks (runsc, host-facts). */
+export type RuntimeGap =
+  /** The container's processes are host processes, with the spec's capabilities. */
+  | 'hostProcesses'
+  /** A pids limit is written and holds a fork loop without stopping the container. */
+  | 'pidsLimit'
+  /** The kernel OOM-kills a hog inside the container and the container lives on. */
+  | 'oomKillInside'
+
+/** What a runtime lacks, each with the measurement that showed it. */
+export type RuntimeGaps = Partial<Record<RuntimeGap, string>>
+
 /** One OCI runtime, driven through its CLI with its own `--root` state directory. */
 export interface Runtime {
   readonly name: RuntimeName
+  readonly gaps: RuntimeGaps
   /** Writes the bundle and starts the container detached; resolves once its init runs. */
   run(spec: ContainerSpec): Promise<void>
   /** The container's state, or undefined when the runtime does not know it. */

@@ -98,10 +98,17 @@ describe('buildOciSpec', () => {
     expect(denied).toEqual(expect.arrayContaining(['kexec_load', 'init_module', 'bpf']))
   })
 
-  it('leaves out the user namespace and the pids limit when the runtime cannot take them', () => {
-    const gvisor = buildOciSpec(spec, { userNamespace: false, pidsLimit: false })
-    expect(gvisor.linux.namespaces.map((namespace) => namespace.type)).not.toContain('user')
-    expect(gvisor.linux.uidMappings).toBeUndefined()
+  it('leaves out the user namespace when the runtime cannot take it', () => {
+    const plain = buildOciSpec(spec, { userNamespace: false, pidsLimit: true, ownKernel: false })
+    expect(plain.linux.namespaces.map((namespace) => namespace.type)).not.toContain('user')
+    expect(plain.linux.uidMappings).toBeUndefined()
+    expect(plain.mounts.find((mount) => mount.destination === '/sys')?.type).toBe('sysfs')
+  })
+
+  it("gives gVisor the user namespace, no pids limit and a sysfs of the sentry's own", () => {
+    const gvisor = buildOciSpec(spec, { userNamespace: true, pidsLimit: false, ownKernel: true })
+    expect(gvisor.linux.namespaces.map((namespace) => namespace.type)).toContain('user')
+    expect(gvisor.linux.uidMappings).toEqual([{ containerID: 0, hostID: 100000, size: 65536 }])
     expect(gvisor.linux.resources.pids).toBeUndefined()
     expect(gvisor.mounts.find((mount) => mount.destination === '/sys')?.type).toBe('sysfs')
   })
