@@ -9,7 +9,8 @@ import { reconcile } from './reconcile.js'
 import { ensureBaseTemplate } from './rootfs/base-template.js'
 import type { TemplateLayers } from './rootfs/rootfs.js'
 import { ensureToolbox } from './rootfs/toolbox.js'
-import { createRuntime } from './runtime/create-runtime.js'
+import type { Runtime } from './runtime/runtime.js'
+import { RuntimeSet } from './runtime/runtime-set.js'
 import {
   type HostParts,
   removeSandboxHost,
@@ -49,10 +50,10 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
   await network.init()
   const parts: HostParts = {
     config,
-    runtime: createRuntime({
-      name: config.runtime,
-      binary: config.runtimeBinary,
-      stateRoot: path.join(config.dataDir, 'runtime', config.runtime),
+    runtimes: new RuntimeSet({
+      dataDir: config.dataDir,
+      defaultName: config.runtime,
+      defaultBinary: config.runtimeBinary,
       logger,
     }),
     network,
@@ -114,7 +115,8 @@ class HostAgent implements Agent {
         await waitForEnvd(url, {
           timeoutMs: ENVD_START_TIMEOUT_MS,
           stillStarting: async () => {
-            const state = await this.parts.runtime.state(this.containerID(request.sandboxID))
+            const runtime = this.parts.runtimes.get(record.runtime)
+            const state = await runtime.state(this.containerID(request.sandboxID))
             return state?.status === 'running'
           },
         })
@@ -157,14 +159,14 @@ class HostAgent implements Agent {
   }
 
   pause(sandboxID: string): Promise<void> {
-    return this.transition(sandboxID, 'running', 'paused', 'pause', (id) =>
-      this.parts.runtime.pause(id),
+    return this.transition(sandboxID, 'running', 'paused', 'pause', (runtime, id) =>
+      runtime.pause(id),
     )
   }
 
   resume(sandboxID: string): Promise<void> {
-    return this.transition(sandboxID, 'paused', 'running', 'resume', (id) =>
-      this.parts.runtime.resume(id),
+    return this.transition(sandboxID, 'paused', 'running', 'resume', (runtime, id) =>
+      runtime.resume(id),
     )
   }
 
@@ -193,12 +195,12 @@ class HostAgent implements Agent {
     from: SandboxRecord['state'],
     to: SandboxRecord['state'],
     operation: string,
-    act: (containerID: string) => Promise<void>,
+    act: (runtime: Runtime, containerID: string) => Promise<void>,
   ): Promise<void> {
     return this.exclusive(sandboxID, async () => {
       const record = await this.existing(sandboxID)
       if (record.state !== from) throw new SandboxStateError(sandboxID, record.state, operation)
-      await act(this.containerID(sandboxID))
+      await act(this.parts.runtimes.get(record.runtime), this.containerID(sandboxID))
       await this.parts.records.save({ ...record, state: to })
     })
   }

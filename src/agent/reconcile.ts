@@ -12,7 +12,10 @@ import { type HostParts, removeSandboxHost, sandboxPaths } from './sandbox-host.
  */
 export async function reconcile(parts: HostParts, logger: Logger): Promise<ReconcileReport> {
   const { prefix } = parts.config
-  const containers = new Map((await parts.runtime.list()).map((c) => [c.id, c]))
+  // Sandboxes keep the runtime they were started on, whatever the agent's default is now.
+  const runtimes = await parts.runtimes.withState()
+  const lists = await Promise.all(runtimes.map((runtime) => runtime.list()))
+  const containers = new Map(lists.flat().map((c) => [c.id, c]))
   const namespaces = new Set(await parts.network.present())
   const report: ReconcileReport = { adopted: [], removed: [] }
   const known = new Set<string>()

@@ -7,13 +7,13 @@ import type { NetworkManager, SandboxNetwork } from './network/network.js'
 import { BASE_HOSTNAME } from './rootfs/base-template.js'
 import { mountOverlay, unmountOverlay } from './rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
-import type { Runtime } from './runtime/runtime.js'
+import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
 
 /** The agent's parts that build and remove a sandbox's host objects. */
 export interface HostParts {
   config: AgentConfig
-  runtime: Runtime
+  runtimes: RuntimeSet
   network: NetworkManager
   toolbox: Toolbox
   records: SandboxRecords
@@ -51,7 +51,7 @@ export async function startSandboxHost(
   ])
   if (network.status === 'rejected') throw network.reason
   if (rootfs.status === 'rejected') throw rootfs.reason
-  await parts.runtime.run({
+  await parts.runtimes.get(record.runtime).run({
     id: names.container,
     bundleDir: paths.bundle,
     outputFile: paths.output,
@@ -107,11 +107,14 @@ function envdEnvironment(record: SandboxRecord, toolbox: Toolbox): Record<string
 /**
  * Removes a sandbox's host objects in reverse order: container (with its processes and
  * cgroups), overlay mount, network, then its directory. Each step tolerates what is already
- * gone, so this also cleans up after a crash at any point.
+ * gone, so this also cleans up after a crash at any point. The container goes from the
+ * runtime its record names, or from every runtime with state when there is no record.
  */
 export async function removeSandboxHost(parts: HostParts, sandboxID: string): Promise<void> {
   const names = hostNames(parts.config.prefix, sandboxID)
-  await parts.runtime.remove(names.container)
+  const record = await parts.records.read(sandboxID)
+  const runtimes = record ? [parts.runtimes.get(record.runtime)] : await parts.runtimes.withState()
+  for (const runtime of runtimes) await runtime.remove(names.container)
   await unmountOverlay(sandboxPaths(parts.records, sandboxID).rootfs)
   await parts.network.teardown(sandboxID)
   await parts.records.remove(sandboxID)

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { getRequestListener } from '@hono/node-server'
-import { createAgent } from '../agent/index.js'
+import { createAgent, type RuntimeName } from '../agent/index.js'
 import { createControlPlane } from '../api/index.js'
 import { createLogger } from '../logger.js'
 import { createProxy } from '../proxy/index.js'
@@ -20,6 +20,8 @@ export interface ServeConfig {
   proxyPort: number
   domain: string
   prefix: string
+  /** The OCI runtime new sandboxes run on; each sandbox records its own. */
+  runtime: RuntimeName
   masquerade: boolean
   /** Running sandboxes per team before create answers 429 (§1.4; E2B base tier: 20). */
   maxSandboxes: number
@@ -40,6 +42,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       'proxy-port': { type: 'string', default: '3001' },
       domain: { type: 'string', default: 'localhost' },
       prefix: { type: 'string', default: 'sb' },
+      runtime: { type: 'string', default: 'crun' },
       'no-masquerade': { type: 'boolean', default: false },
       'max-sandboxes': { type: 'string', default: '20' },
       'max-lifetime-hours': { type: 'string', default: '1' },
@@ -54,6 +57,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     proxyPort: port(values['proxy-port']),
     domain: values.domain,
     prefix: values.prefix,
+    runtime: runtimeName(values.runtime),
     masquerade: !values['no-masquerade'],
     maxSandboxes: positiveInt(values['max-sandboxes'], 'max-sandboxes'),
     maxLifetimeHours: positiveInt(values['max-lifetime-hours'], 'max-lifetime-hours'),
@@ -63,6 +67,16 @@ export function parseServeArgs(argv: string[]): ServeConfig {
 
 /** A flag the user got wrong: reported with the usage text, not a stack trace. */
 export class UsageError extends Error {}
+
+const RUNTIMES: readonly RuntimeName[] = ['crun', 'runc', 'runsc']
+
+function runtimeName(value: string): RuntimeName {
+  const runtime = RUNTIMES.find((name) => name === value)
+  if (runtime === undefined) {
+    throw new UsageError(`invalid --runtime '${value}' (one of ${RUNTIMES.join(', ')})`)
+  }
+  return runtime
+}
 
 function positiveInt(value: string, flag: string): number {
   const n = Number(value)
@@ -93,7 +107,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
     dataDir: config.dataDir,
     templatesDir: config.templatesDir,
     prefix: config.prefix,
-    runtime: 'crun',
+    runtime: config.runtime,
     addressPool: '10.231.0.0/16',
     masquerade: config.masquerade,
     idShift: 100000,

@@ -99,12 +99,11 @@ export async function hostLeaks(config: AgentConfig): Promise<string[]> {
     const children = await readdir(dir, { withFileTypes: true }).catch(() => [])
     for (const child of children) if (child.isDirectory()) leaks.push(`cgroup ${dir}/${child.name}`)
   }
-  const containers = await runHostCommand(config.runtime, [
-    '--root',
-    `${dataDir}/runtime/${config.runtime}`,
-    'list',
-    '-q',
-  ]).catch(() => '')
-  for (const id of containers.split('\n')) if (id.trim()) leaks.push(`container ${id}`)
+  // Every runtime the agent may have used: sandboxes keep the one they started on.
+  for (const runtime of ['crun', 'runc', 'runsc']) {
+    const root = `${dataDir}/runtime/${runtime}`
+    const containers = await runHostCommand(runtime, ['--root', root, 'list', '-q']).catch(() => '')
+    for (const id of containers.split('\n')) if (id.trim()) leaks.push(`${runtime} container ${id}`)
+  }
   return leaks
 }

@@ -47,4 +47,12 @@ describe('sandbar command line', () => {
     expect(stderr).toMatch(/^sandbar serve: invalid port 'x'/)
     expect(existsSync('/nonexistent')).toBe(false)
   })
+
+  it('names the runtimes it can run sandboxes on', async () => {
+    const { code, stderr } = await sandbar('serve', '--runtime', 'docker')
+    expect(code).toBe(2)
+    expect(stderr).toMatch(
+      /^sandbar serve: invalid --runtime 'docker' \(one of crun, runc, runsc\)/,
+    )
+  })
 })
