@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js'
 import type { EgressPolicy } from './network/network.js'
-import type { RuntimeName } from './runtime/runtime.js'
+import { RUNTIME_NAMES, type RuntimeName } from './runtime/runtime.js'
 
 export {
   AgentError,
@@ -16,6 +16,7 @@ export {
   parseEgressPolicy,
 } from './network/egress-policy.js'
 export type { EgressPolicy, RuntimeName }
+export { RUNTIME_NAMES }
 
 /** How an agent runs sandboxes on this host. */
 export interface AgentConfig {

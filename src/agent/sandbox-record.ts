@@ -1,11 +1,12 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as z from 'zod/mini'
+import { RUNTIME_NAMES } from './runtime/runtime.js'
 
 const recordSchema = z.object({
   sandboxID: z.string(),
   templateID: z.string(),
-  runtime: z.enum(['crun', 'runc', 'runsc']),
+  runtime: z.enum(RUNTIME_NAMES),
   slot: z.number(),
   /** The sandbox's address, once its network exists. */
   address: z.optional(z.string()),

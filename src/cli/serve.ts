@@ -5,7 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { getRequestListener } from '@hono/node-server'
-import { createAgent, type RuntimeName } from '../agent/index.js'
+import { createAgent, RUNTIME_NAMES, type RuntimeName } from '../agent/index.js'
 import { createControlPlane } from '../api/index.js'
 import { createLogger } from '../logger.js'
 import { createProxy } from '../proxy/index.js'
@@ -68,12 +68,10 @@ export function parseServeArgs(argv: string[]): ServeConfig {
 /** A flag the user got wrong: reported with the usage text, not a stack trace. */
 export class UsageError extends Error {}
 
-const RUNTIMES: readonly RuntimeName[] = ['crun', 'runc', 'runsc']
-
 function runtimeName(value: string): RuntimeName {
-  const runtime = RUNTIMES.find((name) => name === value)
+  const runtime = RUNTIME_NAMES.find((name) => name === value)
   if (runtime === undefined) {
-    throw new UsageError(`invalid --runtime '${value}' (one of ${RUNTIMES.join(', ')})`)
+    throw new UsageError(`invalid --runtime '${value}' (one of ${RUNTIME_NAMES.join(', ')})`)
   }
   return runtime
 }

@@ -2,9 +2,7 @@ import { access } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../../logger.js'
 import { createRuntime } from './create-runtime.js'
-import type { Runtime, RuntimeName } from './runtime.js'
-
-export const RUNTIME_NAMES: readonly RuntimeName[] = ['crun', 'runc', 'runsc']
+import { RUNTIME_NAMES, type Runtime, type RuntimeName } from './runtime.js'
 
 export interface RuntimeSetOptions {
   /** Each runtime keeps its container state in `<dataDir>/runtime/<name>`. */

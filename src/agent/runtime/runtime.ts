@@ -1,5 +1,7 @@
 /** The OCI runtimes Sandbar drives through their CLI (DESIGN.md: crun default, runc fallback, runsc hardened). */
-export type RuntimeName = 'crun' | 'runc' | 'runsc'
+/** The OCI runtimes Sandbar drives (DESIGN.md: crun default, runc fallback, runsc hardened). */
+export const RUNTIME_NAMES = ['crun', 'runc', 'runsc'] as const
+export type RuntimeName = (typeof RUNTIME_NAMES)[number]
 
 /** Everything needed to run one sandbox's container; `oci-spec.ts` turns it into config.json. */
 export interface ContainerSpec {
