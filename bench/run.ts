@@ -9,49 +9,67 @@ import { benchStart } from './envd-start.bench.js'
 import { benchServe } from './serve.bench.js'
 
 const PORT = 49986
+const TEMPLATES_DIR = '/var/cache/sandbar-test/templates'
 
 // Every figure is printed beside a floor measured in the same run, so ratios hold on a noisy
-// machine. envd runs exactly as in the end-to-end tests: the built bundle, as root, in its
-// own mount and PID namespaces.
-const buildDir = await mkdtemp('/tmp/sbt-bench-')
-try {
-  execFileSync(process.execPath, ['scripts/build.mjs', buildDir], { stdio: 'inherit' })
-  const bundle = path.join(buildDir, 'envd/envd.mjs')
-  await benchStart(bundle)
-  const envd = await startNamespacedEnvd(PORT, bundle)
+// machine. Each section runs in a process of its own: after the file benches this process
+// holds hundreds of MiB, and every later spawn (ip, nft, crun) and GC pause would pay for it.
+const sections: Record<string, (buildDir: string) => Promise<void>> = {
+  // envd runs exactly as in the end-to-end tests: the built bundle, as root, in its own mount
+  // and PID namespaces.
+  async envd(buildDir) {
+    const bundle = path.join(buildDir, 'envd/envd.mjs')
+    await benchStart(bundle)
+    const envd = await startNamespacedEnvd(PORT, bundle)
+    try {
+      await initEnvd(envd.url)
+      process.env.E2B_DEBUG = 'true'
+      process.env.E2B_SANDBOX_URL = envd.url
+      const { Sandbox } = await import('e2b')
+      const sandbox = await Sandbox.create()
+      await benchExec(sandbox)
+      await benchFiles(sandbox, envd.homeOnHost)
+    } finally {
+      await envd.stop()
+    }
+  },
+  async agent(buildDir) {
+    const dataDir = await mkdtemp('/tmp/sbt-bench-agent-')
+    try {
+      // The template cache the agent tests fill, so the bench does not build base again.
+      await benchAgent({ dataDir, templatesDir: TEMPLATES_DIR, envdBuildDir: buildDir })
+    } finally {
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  },
+  async serve(buildDir) {
+    const dataDir = await mkdtemp('/tmp/sbt-bench-serve-floor-')
+    try {
+      // `sandbar serve` from the same bundle, beside an agent of its own for the floor.
+      await benchServe({ dataDir, templatesDir: TEMPLATES_DIR, envdBuildDir: buildDir })
+    } finally {
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  },
+}
+
+const [section, sectionBuildDir] = process.argv.slice(2)
+if (section !== undefined && sectionBuildDir !== undefined) {
+  const run = sections[section]
+  if (run === undefined) throw new Error(`unknown bench section '${section}'`)
+  await run(sectionBuildDir)
+} else {
+  const buildDir = await mkdtemp('/tmp/sbt-bench-')
   try {
-    await initEnvd(envd.url)
-    process.env.E2B_DEBUG = 'true'
-    process.env.E2B_SANDBOX_URL = envd.url
-    const { Sandbox } = await import('e2b')
-    const sandbox = await Sandbox.create()
-    await benchExec(sandbox)
-    await benchFiles(sandbox, envd.homeOnHost)
+    execFileSync(process.execPath, ['scripts/build.mjs', buildDir], { stdio: 'inherit' })
+    for (const name of Object.keys(sections)) {
+      // The file benches leave dirty pages; their writeback must not land in the next timings.
+      execFileSync('sync')
+      execFileSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', name, buildDir], {
+        stdio: 'inherit',
+      })
+    }
   } finally {
-    await envd.stop()
+    await rm(buildDir, { recursive: true, force: true })
   }
-  const agentDir = await mkdtemp('/tmp/sbt-bench-agent-')
-  try {
-    // The template cache the agent tests fill, so the bench does not build base again.
-    await benchAgent({
-      dataDir: agentDir,
-      templatesDir: '/var/cache/sandbar-test/templates',
-      envdBuildDir: buildDir,
-    })
-  } finally {
-    await rm(agentDir, { recursive: true, force: true })
-  }
-  const floorDir = await mkdtemp('/tmp/sbt-bench-serve-floor-')
-  try {
-    // `sandbar serve` from the same bundle, beside an agent of its own for the floor.
-    await benchServe({
-      dataDir: floorDir,
-      templatesDir: '/var/cache/sandbar-test/templates',
-      envdBuildDir: buildDir,
-    })
-  } finally {
-    await rm(floorDir, { recursive: true, force: true })
-  }
-} finally {
-  await rm(buildDir, { recursive: true, force: true })
 }
