@@ -34,11 +34,18 @@ const wrapper = script.runInThisContext() as CommonJsWrapper
 wrapper(module.exports, createRequire(bundle), module, bundle, path.dirname(bundle))
 
 // Set by scripts/build.mjs only. Once envd has started and answered what the agent asks of
-// every new sandbox (`/health`, then `/init`), the functions compiled so far are the cache.
+// every new sandbox (`/health`, then `/init`) and a first RPC, the functions compiled so far
+// are the cache. The RPC puts the lazily loaded Connect side in it too: the first command on
+// a sandbox answers ~12 ms sooner, for ~0.3 MiB more per envd (measured, 15 starts each).
 if (process.env.SANDBAR_ENVD_WRITE_CODE_CACHE === '1') {
   const { port } = await (module.exports as EnvdBundle).started
   await fetch(`http://127.0.0.1:${port}/health`)
   await fetch(`http://127.0.0.1:${port}/init`, { method: 'POST', body: '{}' })
+  await fetch(`http://127.0.0.1:${port}/process.Process/List`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  })
   writeFileSync(cacheFile, script.createCachedData())
   process.exit(0)
 }
