@@ -5,25 +5,35 @@ export function envdURL(sandboxAddress: string): string {
   return `http://${sandboxAddress}:${ENVD_PORT}`
 }
 
+/** How often a starting sandbox is checked for having died: a check spawns the runtime CLI. */
+const ALIVE_CHECK_INTERVAL_MS = 100
+
 /**
- * Polls envd's `/health` until it answers 204. `stillStarting` is checked between polls so a
- * container that died fails fast instead of waiting for the deadline.
+ * Polls envd's `/health` every 5 ms until it answers 204. `stillStarting` is checked every
+ * ALIVE_CHECK_INTERVAL_MS, so a container that died fails fast instead of waiting for the
+ * deadline, without runtime processes competing with envd's start for the CPU.
  */
 export async function waitForEnvd(
   url: string,
   options: { timeoutMs: number; stillStarting: () => Promise<boolean> },
 ): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs
+  const started = Date.now()
+  const deadline = started + options.timeoutMs
+  let nextAliveCheck = started + ALIVE_CHECK_INTERVAL_MS
   for (;;) {
     const healthy = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
       (response) => response.status === 204,
       () => false,
     )
     if (healthy) return
-    if (Date.now() > deadline)
+    const now = Date.now()
+    if (now > deadline)
       throw new Error(`envd at ${url} did not answer within ${options.timeoutMs} ms`)
-    if (!(await options.stillStarting()))
-      throw new Error(`the sandbox stopped before envd answered`)
+    if (now >= nextAliveCheck) {
+      nextAliveCheck = now + ALIVE_CHECK_INTERVAL_MS
+      if (!(await options.stillStarting()))
+        throw new Error(`the sandbox stopped before envd answered`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
