@@ -53,9 +53,11 @@ describe('GET /sandboxes (v1)', () => {
 
 describe('metrics', () => {
   it('gives the SDK a sample of the sandbox', async () => {
-    const metrics = await sandbox.getMetrics()
-    expect(metrics.length).toBeGreaterThanOrEqual(1)
-    const [metric] = metrics
+    // The first sample is taken just after create, without holding it up.
+    await expect
+      .poll(async () => (await sandbox.getMetrics()).length, { timeout: 10_000, interval: 100 })
+      .toBeGreaterThanOrEqual(1)
+    const [metric] = await sandbox.getMetrics()
     expect(metric?.cpuCount).toBeGreaterThan(0)
     expect(metric?.memTotal).toBeGreaterThan(0)
     expect(metric?.memUsed).toBeGreaterThan(0)
