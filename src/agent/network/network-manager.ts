@@ -1,7 +1,8 @@
-import { access, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
 import { hostNames, nftTableName, PREFIX_PATTERN, type SandboxHostNames } from '../host-names.js'
+import { pathExists } from '../path-exists.js'
 import { type AddressPool, createAddressPool } from './address-pool.js'
 import { parseEgressPolicy } from './egress-policy.js'
 import {
@@ -81,7 +82,7 @@ class HostNetworkManager implements NetworkManager {
     const addresses = this.pool.addresses(slot)
     const spec = { netns: names.netns, hostVeth: names.hostVeth, ...addresses }
     // The cleanup below would take a live sandbox's network down with the failed attempt.
-    if (await exists(netnsPath(names.netns))) {
+    if (await pathExists(netnsPath(names.netns))) {
       throw new Error(`network of sandbox ${sandboxID} already exists`)
     }
     const started = performance.now()
@@ -155,9 +156,9 @@ class HostNetworkManager implements NetworkManager {
 
   /** Removes what `path` shows exists; something that vanished meanwhile counts as removed. */
   private async removeIfPresent(path: string, args: string[]): Promise<void> {
-    if (!(await exists(path))) return
+    if (!(await pathExists(path))) return
     await this.ip(args).catch(async (error: unknown) => {
-      if (await exists(path)) throw error
+      if (await pathExists(path)) throw error
     })
   }
 
@@ -196,13 +197,6 @@ function enableForwarding(name: string): Promise<void> {
 /** Where `ip netns add` bind-mounts a netns; the OCI spec's network namespace path. */
 function netnsPath(netns: string): string {
   return `/run/netns/${netns}`
-}
-
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  )
 }
 
 /** Waits for every task (so none still runs when cleanup starts), then throws the first error. */

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
-import { chmod, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
+import { pathExists } from '../path-exists.js'
 import { debianSourceLines, readHostAptSources } from './apt-sources.js'
 import { shiftTree } from './id-shift.js'
 import { BASE_PACKAGES, type DebianRecipe, mmdebstrapArgs } from './mmdebstrap-args.js'
@@ -79,7 +80,7 @@ export async function ensureBaseTemplate(options: BaseTemplateOptions): Promise<
   const result: TemplateLayers = { templateID: BASE_TEMPLATE_ID, layers: [layer] }
   const running = inFlight.get(layer)
   if (running !== undefined) await running
-  else if (options.rebuild === true || !(await exists(layer))) {
+  else if (options.rebuild === true || !(await pathExists(layer))) {
     const building = buildLayer(recipe, layer, options).finally(() => inFlight.delete(layer))
     inFlight.set(layer, building)
     await building
@@ -157,7 +158,7 @@ async function build(
  * overlayfs docs), so it then stays for reconcile.
  */
 async function install(temp: string, layer: string, logger: Logger): Promise<void> {
-  if (await exists(layer)) {
+  if (await pathExists(layer)) {
     const inUse = (await readMounts()).some(
       (entry) => entry.fsType === 'overlay' && entry.superOptions.includes(layer),
     )
@@ -208,11 +209,4 @@ function isRunning(pid: number): boolean {
   } catch (error) {
     return error instanceof Error && 'code' in error && error.code === 'EPERM'
   }
-}
-
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  )
 }

@@ -12,6 +12,7 @@ import {
 } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../../logger.js'
+import { pathExists } from '../path-exists.js'
 import type { Toolbox } from './rootfs.js'
 import { sharedLibraries } from './shared-libraries.js'
 
@@ -85,7 +86,7 @@ export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
   ])
   const root = path.join(options.dataDir, 'toolbox')
   const dir = path.join(root, await inputsHash(files))
-  if (await exists(dir)) return toolboxAt(dir)
+  if (await pathExists(dir)) return toolboxAt(dir)
   const loaded = [process.execPath, SETPRIV, ...addons.map((name) => path.join(addonDir, name))]
   for (const file of loaded) {
     for (const library of await sharedLibraries(file)) {
@@ -140,11 +141,4 @@ async function copyAll(dir: string, files: ReadonlyMap<string, string>): Promise
   }
   // mkdtemp makes 0700 and the umask may be strict; the sandbox's root is "other" here.
   for (const parent of dirs) await chmod(parent, 0o755)
-}
-
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  )
 }
