@@ -1,6 +1,6 @@
-import { access } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../../logger.js'
+import { pathExists } from '../path-exists.js'
 import { createRuntime } from './create-runtime.js'
 import { RUNTIME_NAMES, type Runtime, type RuntimeName } from './runtime.js'
 
@@ -20,12 +20,9 @@ export interface RuntimeSetOptions {
  * sandboxes started under the old one working, and reconcile sees them all.
  */
 export class RuntimeSet {
-  readonly default: Runtime
   private readonly made = new Map<RuntimeName, Runtime>()
 
-  constructor(private readonly options: RuntimeSetOptions) {
-    this.default = this.get(options.defaultName)
-  }
+  constructor(private readonly options: RuntimeSetOptions) {}
 
   get(name: RuntimeName): Runtime {
     let runtime = this.made.get(name)
@@ -45,7 +42,7 @@ export class RuntimeSet {
   async withState(): Promise<Runtime[]> {
     const present = await Promise.all(
       RUNTIME_NAMES.map(async (name) =>
-        name === this.options.defaultName || (await exists(this.stateRoot(name))) ? [name] : [],
+        name === this.options.defaultName || (await pathExists(this.stateRoot(name))) ? [name] : [],
       ),
     )
     return present.flat().map((name) => this.get(name))
@@ -54,11 +51,4 @@ export class RuntimeSet {
   private stateRoot(name: RuntimeName): string {
     return path.join(this.options.dataDir, 'runtime', name)
   }
-}
-
-async function exists(file: string): Promise<boolean> {
-  return access(file).then(
-    () => true,
-    () => false,
-  )
 }

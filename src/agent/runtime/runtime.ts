@@ -1,4 +1,3 @@
-/** The OCI runtimes Sandbar drives through their CLI (DESIGN.md: crun default, runc fallback, runsc hardened). */
 /** The OCI runtimes Sandbar drives (DESIGN.md: crun default, runc fallback, runsc hardened). */
 export const RUNTIME_NAMES = ['crun', 'runc', 'runsc'] as const
 export type RuntimeName = (typeof RUNTIME_NAMES)[number]
