@@ -1,5 +1,6 @@
 import { chmod, mkdir } from 'node:fs/promises'
 import path from 'node:path'
+import { KeyedQueue } from '../keyed-queue.js'
 import { envdURL, initEnvd, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
 import { PREFIX_PATTERN } from './host-names.js'
@@ -80,7 +81,7 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
 
 class HostAgent implements Agent {
   /** One operation at a time per sandbox, so pause never races kill. */
-  private readonly busy = new Map<string, Promise<unknown>>()
+  private readonly operations = new KeyedQueue()
   /** Slot choices, one at a time: two creates must never take the same network slot. */
   private reservations: Promise<unknown> = Promise.resolve()
 
@@ -187,7 +188,7 @@ class HostAgent implements Agent {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled(this.busy.values())
+    await this.operations.settled()
   }
 
   private transition(
@@ -238,14 +239,7 @@ class HostAgent implements Agent {
 
   /** Runs `work` after any operation already running on the same sandbox. */
   private exclusive<T>(sandboxID: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.busy.get(sandboxID) ?? Promise.resolve()
-    const next = previous.catch(() => undefined).then(work)
-    this.busy.set(sandboxID, next)
-    const forget = (): void => {
-      if (this.busy.get(sandboxID) === next) this.busy.delete(sandboxID)
-    }
-    next.then(forget, forget)
-    return next
+    return this.operations.run(sandboxID, work)
   }
 }
 

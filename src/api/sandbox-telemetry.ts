@@ -1,4 +1,5 @@
 import { type Agent, SandboxNotFoundError } from '../agent/index.js'
+import { KeyedQueue } from '../keyed-queue.js'
 import type { Logger } from '../logger.js'
 import type { Sandbox, Store } from '../store/index.js'
 import { sampleEnvdMetrics } from './sandbox-metrics.js'
@@ -13,7 +14,7 @@ type SandboxRef = Pick<Sandbox, 'teamID' | 'sandboxID'>
  * events. Collection of one sandbox's output is serialized, so no line is stored twice.
  */
 export class SandboxTelemetry {
-  private readonly collecting = new Map<string, Promise<void>>()
+  private readonly collecting = new KeyedQueue()
 
   constructor(
     private readonly store: Store,
@@ -30,13 +31,7 @@ export class SandboxTelemetry {
 
   /** Moves the sandbox's new output lines into its logs. A sandbox already gone has none. */
   collectOutput(sandbox: SandboxRef): Promise<void> {
-    const { sandboxID } = sandbox
-    const previous = this.collecting.get(sandboxID) ?? Promise.resolve()
-    const run = previous.catch(() => undefined).then(() => this.readOutput(sandbox))
-    this.collecting.set(sandboxID, run)
-    return run.finally(() => {
-      if (this.collecting.get(sandboxID) === run) this.collecting.delete(sandboxID)
-    })
+    return this.collecting.run(sandbox.sandboxID, () => this.readOutput(sandbox))
   }
 
   /** Samples and collects every sandbox the agent runs (paused ones: output only). */
