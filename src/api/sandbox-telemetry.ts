@@ -2,6 +2,7 @@ import { type Agent, SandboxNotFoundError } from '../agent/index.js'
 import { KeyedQueue } from '../keyed-queue.js'
 import type { Logger } from '../logger.js'
 import type { Sandbox, Store } from '../store/index.js'
+import { type PeriodicPasses, startPeriodicPasses } from './periodic-passes.js'
 import { sampleEnvdMetrics } from './sandbox-metrics.js'
 import { logEntryFromOutputLine } from './sandbox-output-lines.js'
 
@@ -76,32 +77,20 @@ const TELEMETRY_INTERVAL_MS = 5_000
 const RETENTION_MS = 7 * 24 * 3600 * 1000
 const PRUNE_INTERVAL_MS = 3600 * 1000
 
-/** A running telemetry loop; `stop` resolves once the current pass is done. */
-export interface TelemetryLoop {
-  stop(): Promise<void>
-}
-
 /** Collects every sandbox's telemetry each interval, and prunes old telemetry hourly. */
-export function startTelemetryLoop(telemetry: SandboxTelemetry, logger: Logger): TelemetryLoop {
-  let pass: Promise<void> = Promise.resolve()
+export function startTelemetryLoop(telemetry: SandboxTelemetry, logger: Logger): PeriodicPasses {
   let lastPrune = 0
-  const runPass = async () => {
-    await telemetry.collectAll()
-    const now = new Date()
-    if (now.getTime() - lastPrune >= PRUNE_INTERVAL_MS) {
-      lastPrune = now.getTime()
-      await telemetry.prune(now)
-    }
-  }
-  const timer = setInterval(() => {
-    pass = pass
-      .then(runPass)
-      .catch((error: unknown) => logger.error({ err: error }, 'telemetry pass failed'))
-  }, TELEMETRY_INTERVAL_MS)
-  return {
-    async stop() {
-      clearInterval(timer)
-      await pass
+  return startPeriodicPasses(
+    'telemetry',
+    TELEMETRY_INTERVAL_MS,
+    async () => {
+      await telemetry.collectAll()
+      const now = new Date()
+      if (now.getTime() - lastPrune >= PRUNE_INTERVAL_MS) {
+        lastPrune = now.getTime()
+        await telemetry.prune(now)
+      }
     },
-  }
+    logger,
+  )
 }
