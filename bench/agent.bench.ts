@@ -143,18 +143,34 @@ async function benchPause(agent: Agent, info: SandboxInfo, prefix: string): Prom
 
 async function benchDensity(agent: Agent): Promise<void> {
   const before = await usedMemoryMiB()
-  for (let i = 0; i < DENSITY; i++) await agent.create(request())
-  await new Promise((resolve) => setTimeout(resolve, 2_000))
-  const after = await usedMemoryMiB()
-  const each = (after - before) / DENSITY
+  const sandboxes: SandboxInfo[] = []
+  for (let i = 0; i < DENSITY; i++) sandboxes.push(await agent.create(request()))
+  const idle = await settledMemoryPerSandbox(before)
   report({
     name: `memory per idle sandbox (${DENSITY})`,
-    figure: `${each.toFixed(1)} MiB`,
+    figure: `${idle.toFixed(1)} MiB`,
     floor: `host-facts: idle node sandbox ~7 MiB`,
-    ratio: each / 7,
+    ratio: idle / 7,
     target: '≤ 12 MiB absolute',
-    ok: each <= 12,
+    ok: idle <= 12,
   })
+  // envd loads its Connect side, and with it Node's fetch classes, at the first command.
+  for (const info of sandboxes) await sandboxForEnvd(info.envdURL).commands.run('true')
+  const used = await settledMemoryPerSandbox(before)
+  report({
+    name: `memory per sandbox after one command (${DENSITY})`,
+    figure: `${used.toFixed(1)} MiB`,
+    floor: `host-facts: idle node sandbox ~7 MiB`,
+    ratio: used / 7,
+    target: 'reported',
+    ok: true,
+  })
+}
+
+/** Host memory in use per density sandbox, since `before`, once their processes are idle. */
+async function settledMemoryPerSandbox(before: number): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 2_000))
+  return ((await usedMemoryMiB()) - before) / DENSITY
 }
 
 async function usedMemoryMiB(): Promise<number> {

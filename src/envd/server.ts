@@ -1,8 +1,8 @@
 import http from 'node:http'
-import { getRequestListener } from '@hono/node-server'
 import { passesTokenGate, UNAUTHORIZED_MESSAGE } from './auth.js'
 import type { EnvdContext } from './context.js'
-import { createHttpApp } from './http/app.js'
+import { sendHttpError } from './http/http-error.js'
+import { createHttpRoutes } from './http/routes.js'
 import type { RequestListener } from './rpc/rpc-listener.js'
 
 /** Wire contract §3.1: CORS open to every origin, exposing the Connect headers. */
@@ -22,7 +22,7 @@ const rpcPrefixes = ['/filesystem.Filesystem/', '/process.Process/']
  * routes, so CORS and the access-token gate apply to both exactly once.
  */
 export function createEnvdServer(ctx: EnvdContext): http.Server {
-  const httpRoutes = getRequestListener(createHttpApp(ctx).fetch)
+  const httpRoutes = createHttpRoutes(ctx)
   const rpcRoutes = lazyRpcListener(ctx)
   const server = http.createServer((req, res) => {
     for (const [name, value] of Object.entries(corsHeaders)) res.setHeader(name, value)
@@ -37,12 +37,11 @@ export function createEnvdServer(ctx: EnvdContext): http.Server {
     const pathname = new URL(req.url ?? '/', 'http://envd').pathname
     const token = req.headers['x-access-token']
     if (!passesTokenGate(ctx.state, req.method ?? 'GET', pathname, firstValue(token))) {
-      res.writeHead(401, jsonErrorHeaders)
-      res.end(JSON.stringify({ code: 401, message: UNAUTHORIZED_MESSAGE }))
+      sendHttpError(res, 401, UNAUTHORIZED_MESSAGE)
       return
     }
     if (rpcPrefixes.some((prefix) => pathname.startsWith(prefix))) rpcRoutes(req, res)
-    else void httpRoutes(req, res)
+    else httpRoutes(req, res)
   })
   // Wire contract §3.1: no read/write timeouts; long uploads and process streams stay open.
   server.requestTimeout = 0
@@ -64,17 +63,10 @@ function lazyRpcListener(ctx: EnvdContext): RequestListener {
       (handle) => handle(req, res),
       (error: unknown) => {
         ctx.logger.error({ err: error }, 'loading the Connect services failed')
-        res.writeHead(500, jsonErrorHeaders)
-        res.end(JSON.stringify({ code: 500, message: 'internal error' }))
+        sendHttpError(res, 500, 'internal error')
       },
     )
   }
-}
-
-/** Headers of every JSON error envd's HTTP layer writes (wire contract §3.3). */
-export const jsonErrorHeaders = {
-  'content-type': 'application/json; charset=utf-8',
-  'x-content-type-options': 'nosniff',
 }
 
 function firstValue(header: string | string[] | undefined): string | undefined {

@@ -1,7 +1,7 @@
-import type { Hono } from 'hono'
 import type { EnvdContext } from '../context.js'
+import type { HttpExchange } from './http-exchange.js'
 
 /** `GET /envs`: the default env vars a new process inherits. */
-export function registerEnvsRoute(app: Hono, ctx: EnvdContext): void {
-  app.get('/envs', (c) => c.json(ctx.state.defaultEnv()))
+export function envsRoute(ctx: EnvdContext): (exchange: HttpExchange) => void {
+  return (exchange) => exchange.json(ctx.state.defaultEnv())
 }

@@ -1,29 +1,33 @@
-import type { Context } from 'hono'
 import { UNAUTHORIZED_MESSAGE } from '../auth.js'
 import type { EnvdState } from '../state.js'
 import { type FileOperation, fileSignature, signaturesEqual } from './file-signature.js'
 import { HttpError } from './http-error.js'
+import type { HttpExchange } from './http-exchange.js'
 
 /**
  * Authorizes `GET /files` and `POST /files`, which the global token gate lets through
  * (wire contract §3.2). With a token set, a present `X-Access-Token` must be right; without
  * one, the URL must be signed for this path, operation and user, and not be expired.
  */
-export function authorizeFileRequest(c: Context, state: EnvdState, operation: FileOperation): void {
+export function authorizeFileRequest(
+  exchange: HttpExchange,
+  state: EnvdState,
+  operation: FileOperation,
+): void {
   const accessToken = state.accessToken
   if (accessToken === undefined) return
-  const header = c.req.header('x-access-token')
+  const header = exchange.header('x-access-token')
   if (header !== undefined && header !== '') {
     if (!state.isAccessToken(header)) throw new HttpError(401, UNAUTHORIZED_MESSAGE)
     return
   }
-  const signature = c.req.query('signature')
+  const signature = exchange.query('signature')
   if (signature === undefined) throw new HttpError(401, 'missing signature query parameter')
-  const expiration = parseExpiration(c.req.query('signature_expiration'))
+  const expiration = parseExpiration(exchange.query('signature_expiration'))
   const expected = fileSignature({
-    path: c.req.query('path') ?? '',
+    path: exchange.query('path') ?? '',
     operation,
-    username: c.req.query('username') ?? '',
+    username: exchange.query('username') ?? '',
     accessToken,
     expiration,
   })

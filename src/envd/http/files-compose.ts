@@ -1,12 +1,12 @@
 import { open, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import type { Context } from 'hono'
 import * as z from 'zod/mini'
 import type { EnvdContext } from '../context.js'
 import { assertMayAccess, assertMayCreate } from '../fs/access-check.js'
 import { httpErrorFromFsError } from './file-errors.js'
 import { HttpError } from './http-error.js'
+import type { HttpExchange } from './http-exchange.js'
 import { httpUser } from './http-user.js'
 import { stageFile } from './staged-file.js'
 
@@ -21,8 +21,8 @@ const composeSchema = z.object({
  * destination (parents created), then deletes the sources. The result is staged beside the
  * destination and moved into place, so a failure leaves the destination as it was.
  */
-export async function composeFiles(c: Context, ctx: EnvdContext): Promise<Response> {
-  const request = composeSchema.safeParse(await jsonBody(c))
+export async function composeFiles(exchange: HttpExchange, ctx: EnvdContext): Promise<void> {
+  const request = composeSchema.safeParse(await jsonBody(exchange))
   if (!request.success) {
     throw new HttpError(400, `invalid request body: ${z.prettifyError(request.error)}`)
   }
@@ -57,12 +57,13 @@ export async function composeFiles(c: Context, ctx: EnvdContext): Promise<Respon
     throw httpErrorFromFsError(error, target)
   })
   for (const source of sources) await unlink(source).catch(() => undefined)
-  return c.json({ path: target, name: path.basename(target), type: 'file' })
+  exchange.json({ path: target, name: path.basename(target), type: 'file' })
 }
 
-async function jsonBody(c: Context): Promise<unknown> {
+async function jsonBody(exchange: HttpExchange): Promise<unknown> {
+  const text = await exchange.text()
   try {
-    return await c.req.json()
+    return JSON.parse(text)
   } catch {
     throw new HttpError(400, 'invalid request body: not JSON')
   }

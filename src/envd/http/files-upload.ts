@@ -1,13 +1,13 @@
 import path from 'node:path'
-import { pipeline, Readable } from 'node:stream'
+import { pipeline, type Readable } from 'node:stream'
 import { createGunzip } from 'node:zlib'
-import type { Context } from 'hono'
 import type { ActingUser } from '../acting-user.js'
 import type { EnvdContext } from '../context.js'
 import { requestBodyCoding } from './content-coding.js'
 import { httpErrorFromFsError } from './file-errors.js'
 import { authorizeFileRequest } from './files-auth.js'
 import { HttpError } from './http-error.js'
+import type { HttpExchange } from './http-exchange.js'
 import { httpUser } from './http-user.js'
 import { fileParts, keepErrorForConsumer } from './multipart-parts.js'
 import { type StagedFile, stageFile } from './staged-file.js'
@@ -33,24 +33,24 @@ interface Upload {
  * file is staged first and moved into place only once the whole body has arrived, so a failed
  * upload leaves none of its files behind.
  */
-export async function uploadFiles(c: Context, ctx: EnvdContext): Promise<Response> {
-  authorizeFileRequest(c, ctx.state, 'write')
+export async function uploadFiles(exchange: HttpExchange, ctx: EnvdContext): Promise<void> {
+  authorizeFileRequest(exchange, ctx.state, 'write')
   const upload: Upload = {
-    user: await httpUser(ctx, c.req.query('username')),
-    metadata: metadataFromHeaders(c.req.raw.headers),
+    user: await httpUser(ctx, exchange.query('username')),
+    metadata: metadataFromHeaders(exchange.request.headers),
     staged: [],
   }
-  const queryPath = c.req.query('path')
-  const contentType = c.req.header('content-type') ?? ''
+  const queryPath = exchange.query('path')
+  const contentType = exchange.header('content-type') ?? ''
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase()
   try {
     if (mediaType === 'application/octet-stream') {
       if (queryPath === undefined) {
         throw new HttpError(400, 'path query parameter is required for raw body upload')
       }
-      await stagePart(upload, queryPath, decodedBody(c))
+      await stagePart(upload, queryPath, decodedBody(exchange))
     } else if (mediaType === 'multipart/form-data') {
-      for await (const part of fileParts(decodedBody(c), contentType)) {
+      for await (const part of fileParts(decodedBody(exchange), contentType)) {
         await stagePart(upload, queryPath ?? part.filename ?? '', part.content)
       }
     } else {
@@ -64,7 +64,7 @@ export async function uploadFiles(c: Context, ctx: EnvdContext): Promise<Respons
     for (const { file } of upload.staged.reverse()) await file.discard()
     throw error
   }
-  return c.json(upload.staged.map(({ entry }) => entry))
+  exchange.json(upload.staged.map(({ entry }) => entry))
 }
 
 async function stagePart(upload: Upload, requested: string, content: Readable): Promise<void> {
@@ -94,14 +94,13 @@ async function stagePart(upload: Upload, requested: string, content: Readable): 
 }
 
 /** The request body as a Node stream, gunzipped when `Content-Encoding: gzip` (§3.3). */
-function decodedBody(c: Context): Readable {
-  const contentEncoding = c.req.header('content-encoding')
+function decodedBody(exchange: HttpExchange): Readable {
+  const contentEncoding = exchange.header('content-encoding')
   const coding = requestBodyCoding(contentEncoding)
   if (coding === undefined) {
     throw new HttpError(400, `unsupported Content-Encoding: ${contentEncoding}, supported: [gzip]`)
   }
-  const raw = c.req.raw.body
-  const body = keepErrorForConsumer(raw === null ? Readable.from([]) : Readable.fromWeb(raw))
+  const body = keepErrorForConsumer(exchange.request)
   if (coding === 'identity') return body
   // Errors travel down the pipeline to the gunzip stream, where the upload sees them.
   return pipeline(body, createGunzip(), () => undefined)

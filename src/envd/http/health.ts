@@ -1,9 +1,7 @@
-import type { Hono } from 'hono'
+import type { HttpExchange } from './http-exchange.js'
 
 /** `GET /health`: 204, never cached; the liveness probe the agent and the SDK poll. */
-export function registerHealthRoute(app: Hono): void {
-  app.get('/health', (c) => {
-    c.header('cache-control', 'no-store')
-    return c.body(null, 204)
-  })
+export function healthRoute(exchange: HttpExchange): void {
+  exchange.setHeader('cache-control', 'no-store')
+  exchange.empty(204)
 }

@@ -1,20 +1,22 @@
-import type { Context } from 'hono'
-import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import type { ServerResponse } from 'node:http'
 
 /** An error envd's HTTP routes answer with `{code, message}` and this status. */
 export class HttpError extends Error {
   constructor(
-    readonly status: ContentfulStatusCode,
+    readonly status: number,
     message: string,
   ) {
     super(message)
   }
 }
 
-/** Renders envd's HTTP error body (wire contract §3.3). */
-export function errorResponse(c: Context, status: ContentfulStatusCode, message: string): Response {
-  c.header('x-content-type-options', 'nosniff')
-  return c.body(JSON.stringify({ code: status, message }), status, {
-    'content-type': 'application/json; charset=utf-8',
-  })
+/**
+ * Answers with envd's HTTP error body (wire contract §3.3). Headers the route set before it
+ * failed stay (a `416` keeps its `Content-Range`); the content type becomes JSON.
+ */
+export function sendHttpError(response: ServerResponse, status: number, message: string): void {
+  response.statusCode = status
+  response.setHeader('content-type', 'application/json; charset=utf-8')
+  response.setHeader('x-content-type-options', 'nosniff')
+  response.end(JSON.stringify({ code: status, message }))
 }

@@ -1,8 +1,8 @@
-import type { Hono } from 'hono'
 import * as z from 'zod/mini'
 import type { EnvdContext } from '../context.js'
 import { ENVD_VERSION } from '../version.js'
 import { HttpError } from './http-error.js'
+import type { HttpExchange } from './http-exchange.js'
 
 const initSchema = z.object({
   accessToken: z.optional(z.string()),
@@ -20,9 +20,9 @@ const initSchema = z.object({
  * `POST /init`: the control plane's configuration push after boot and resume (wire contract
  * §3.3). Env vars are replaced, the token is set or checked, stale pushes change nothing.
  */
-export function registerInitRoute(app: Hono, ctx: EnvdContext): void {
-  app.post('/init', async (c) => {
-    const text = await c.req.text()
+export function initRoute(ctx: EnvdContext): (exchange: HttpExchange) => Promise<void> {
+  return async (exchange) => {
+    const text = await exchange.text()
     let json: unknown
     try {
       json = text.trim() === '' ? {} : JSON.parse(text)
@@ -40,7 +40,7 @@ export function registerInitRoute(app: Hono, ctx: EnvdContext): void {
     const outcome = ctx.state.applyInit(parsed.data)
     if (outcome === 'unauthorized') throw new HttpError(401, 'access token mismatch')
     ctx.logger.info({ outcome, defaultUser: ctx.state.defaultUser }, 'init')
-    c.header('x-envd-version', ENVD_VERSION)
-    return c.body(null, 204)
-  })
+    exchange.setHeader('x-envd-version', ENVD_VERSION)
+    exchange.empty(204)
+  }
 }

@@ -1,6 +1,6 @@
 import { readFile, statfs } from 'node:fs/promises'
 import os from 'node:os'
-import type { Hono } from 'hono'
+import type { HttpExchange } from './http-exchange.js'
 import { type CpuSample, cpuUsedPercent, parseCpuSample, parseMeminfo } from './proc-stats.js'
 
 const MiB = 1024 * 1024
@@ -9,9 +9,9 @@ const MiB = 1024 * 1024
  * `GET /metrics`: one snake_case record (wire contract §3.3). CPU use is measured since the
  * previous call (the first call measures since envd started), as gopsutil's Percent(0) does.
  */
-export function registerMetricsRoute(app: Hono): void {
+export function metricsRoute(): (exchange: HttpExchange) => Promise<void> {
   let previousCpu: Promise<CpuSample> = readCpuSample()
-  app.get('/metrics', async (c) => {
+  return async (exchange) => {
     const [before, now, meminfo, disk] = await Promise.all([
       previousCpu,
       readCpuSample(),
@@ -19,7 +19,7 @@ export function registerMetricsRoute(app: Hono): void {
       statfs('/'),
     ])
     previousCpu = Promise.resolve(now)
-    return c.json({
+    exchange.json({
       ts: Math.floor(Date.now() / 1000),
       cpu_count: os.availableParallelism(),
       cpu_used_pct: cpuUsedPercent(before, now),
@@ -31,7 +31,7 @@ export function registerMetricsRoute(app: Hono): void {
       disk_used: (disk.blocks - disk.bfree) * disk.bsize,
       disk_total: disk.blocks * disk.bsize,
     })
-  })
+  }
 }
 
 async function readCpuSample(): Promise<CpuSample> {

@@ -28,13 +28,23 @@ export async function* fileParts(body: Readable, contentType: string): AsyncGene
   // gave up on the body, destroying the parser) from being an unhandled `error` event.
   const parts = new EventEmitter().on('error', () => undefined)
   parser.on('file', (name: string, stream: Readable, info: busboy.FileInfo) => {
-    parts.emit('part', name, stream, info.filename)
+    // Wired up at once: busboy may fail the part (a body cut short) before the consumer's
+    // loop resumes, and an `error` event without a listener would crash envd.
+    if (name !== 'file') {
+      // The parser reports the same failure, and the loop below throws it.
+      stream.on('error', () => undefined).resume()
+      return
+    }
+    const content = keepErrorForConsumer(new PassThrough())
+    stream.on('error', (error) => content.destroy(asUploadError(error)))
+    stream.pipe(content)
+    parts.emit('part', content, info.filename)
   })
   parser.on('field', (name: string, value: string, info: busboy.FieldInfo) => {
     if (name !== 'file') return
     if (info.valueTruncated) {
       parts.emit('error', new HttpError(400, 'a file part without a filename is limited to 1 MiB'))
-    } else parts.emit('part', name, Readable.from([Buffer.from(value)]), undefined)
+    } else parts.emit('part', Readable.from([Buffer.from(value)]), undefined)
   })
   parser.on('close', () => parts.emit('close'))
   parser.on('error', (error) => parts.emit('error', error))
@@ -43,14 +53,7 @@ export async function* fileParts(body: Readable, contentType: string): AsyncGene
   try {
     for await (const event of on(parts, 'part', { close: ['close'] })) {
       if (!isPartEvent(event)) continue
-      const [name, stream, filename] = event
-      if (name !== 'file') {
-        stream.resume()
-        continue
-      }
-      const content = keepErrorForConsumer(new PassThrough())
-      stream.on('error', (error) => content.destroy(asUploadError(error)))
-      stream.pipe(content)
+      const [content, filename] = event
       yield { filename, content }
     }
   } catch (error) {
@@ -92,11 +95,7 @@ export function keepErrorForConsumer<T extends Readable>(stream: T): T {
   return stream.on('error', () => undefined)
 }
 
-function isPartEvent(event: unknown[]): event is [string, Readable, string | undefined] {
-  const [name, stream, filename] = event
-  return (
-    typeof name === 'string' &&
-    stream instanceof Readable &&
-    (filename === undefined || typeof filename === 'string')
-  )
+function isPartEvent(event: unknown[]): event is [Readable, string | undefined] {
+  const [content, filename] = event
+  return content instanceof Readable && (filename === undefined || typeof filename === 'string')
 }

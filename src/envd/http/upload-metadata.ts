@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import { METADATA_XATTR_PREFIX } from '../fs/xattr-metadata.js'
 import { HttpError } from './http-error.js'
 
@@ -14,11 +15,12 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]*$/
  * ASCII, each key at most 246 bytes and everything together at most 4096 bytes.
  * @throws HttpError 400 naming the offending key.
  */
-export function metadataFromHeaders(headers: Headers): Record<string, string> {
+export function metadataFromHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const metadata: Record<string, string> = {}
   let total = 0
-  for (const [name, value] of headers) {
-    if (!name.toLowerCase().startsWith(HEADER_PREFIX)) continue
+  for (const [name, values] of Object.entries(headers)) {
+    if (!name.toLowerCase().startsWith(HEADER_PREFIX) || values === undefined) continue
+    const value = Array.isArray(values) ? values.join(', ') : values
     const key = name.slice(HEADER_PREFIX.length).toLowerCase()
     if (key === '') continue
     if (!PRINTABLE_ASCII.test(key) || !PRINTABLE_ASCII.test(value)) {

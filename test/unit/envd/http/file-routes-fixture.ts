@@ -1,9 +1,10 @@
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import path from 'node:path'
-import type { Hono } from 'hono'
 import { pino } from 'pino'
 import { z } from 'zod'
-import { createHttpApp } from '../../../../src/envd/http/app.js'
+import { createHttpRoutes } from '../../../../src/envd/http/routes.js'
 import { HOST_SETPRIV } from '../../../../src/envd/process/setpriv-prefix.js'
 import { EnvdState } from '../../../../src/envd/state.js'
 import { UserDirectory } from '../../../../src/envd/users.js'
@@ -12,7 +13,8 @@ import { UserDirectory } from '../../../../src/envd/users.js'
 export const USER_UID = 1000
 
 export interface FileRoutesFixture {
-  app: Hono
+  /** Sends a request to the routes, served on loopback, and returns the reply's bytes as sent. */
+  request(url: string, init?: RequestInit): Promise<Response>
   state: EnvdState
   /** Temp root: `etc/passwd`, `home/user` (uid 1000), `root` (root's home). */
   root: string
@@ -21,7 +23,7 @@ export interface FileRoutesFixture {
 }
 
 /**
- * envd's real HTTP app over a temp directory (`/tmp/sbt-*`) whose `etc/passwd` names `root`
+ * envd's real HTTP routes, on a loopback server, over a temp directory (`/tmp/sbt-*`) whose `etc/passwd` names `root`
  * and `user`, with `user` as the default user, as `/init` leaves a sandbox.
  */
 export async function fileRoutesFixture(): Promise<FileRoutesFixture> {
@@ -39,13 +41,62 @@ export async function fileRoutesFixture(): Promise<FileRoutesFixture> {
   await writeFile(path.join(root, 'etc/group'), `root:x:0:\nuser:x:${USER_UID}:\n`)
   const state = new EnvdState({ E2B_SANDBOX: 'true' })
   state.applyInit({ defaultUser: 'user' })
-  const app = createHttpApp({
+  const routes = createHttpRoutes({
     state,
     users: new UserDirectory(root),
     logger: pino({ level: 'silent' }),
     setpriv: [HOST_SETPRIV],
   })
-  return { app, state, root, userHome, cleanup: () => rm(root, { recursive: true, force: true }) }
+  const server = http.createServer(routes)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    request: (url, init) => sendRequest(port, new Request(url, init)),
+    state,
+    root,
+    userHome,
+    cleanup: async () => {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+      await rm(root, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * Sends `request` to the loopback port with node:http, which leaves a gzip reply gzipped
+ * (fetch would decode it), and answers with what the server wrote.
+ */
+async function sendRequest(port: number, request: Request): Promise<Response> {
+  const body = request.body === null ? undefined : Buffer.from(await request.arrayBuffer())
+  const url = new URL(request.url)
+  return new Promise((resolve, reject) => {
+    const outgoing = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: request.method,
+        path: url.pathname + url.search,
+        headers: Object.fromEntries(request.headers),
+      },
+      (incoming) => {
+        const chunks: Buffer[] = []
+        incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
+        incoming.on('error', reject)
+        incoming.on('end', () => {
+          const status = incoming.statusCode ?? 0
+          const headers = new Headers()
+          for (const [name, value] of Object.entries(incoming.headers)) {
+            for (const one of [value ?? []].flat()) headers.append(name, one)
+          }
+          const bodyless = status === 204 || status === 304 || request.method === 'HEAD'
+          resolve(new Response(bodyless ? null : Buffer.concat(chunks), { status, headers }))
+        })
+      },
+    )
+    outgoing.on('error', reject)
+    outgoing.end(body)
+  })
 }
 
 /** `/files?…` with the given query parameters. */

@@ -21,7 +21,7 @@ beforeEach(async () => {
 afterEach(() => fx.cleanup())
 
 async function status(query: Record<string, string>, init: RequestInit = {}) {
-  const response = await fx.app.request(filesUrl(query), init)
+  const response = await fx.request(filesUrl(query), init)
   return { status: response.status, body: await response.text() }
 }
 

@@ -17,7 +17,7 @@ beforeEach(async () => {
 afterEach(() => fx.cleanup())
 
 function compose(body: unknown) {
-  return fx.app.request('http://envd/files/compose', {
+  return fx.request('http://envd/files/compose', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),

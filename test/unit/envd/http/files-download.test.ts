@@ -17,7 +17,7 @@ beforeEach(async () => {
 afterEach(() => fx.cleanup())
 
 function get(query: Record<string, string>, headers: Record<string, string> = {}) {
-  return fx.app.request(filesUrl(query), { headers })
+  return fx.request(filesUrl(query), { headers })
 }
 
 describe('GET /files', () => {

@@ -19,7 +19,7 @@ beforeEach(async () => {
 afterEach(() => fx.cleanup())
 
 function post(query: Record<string, string>, init: RequestInit) {
-  return fx.app.request(filesUrl(query), { method: 'POST', ...init })
+  return fx.request(filesUrl(query), { method: 'POST', ...init })
 }
 
 function form(...files: [string, string][]): FormData {
@@ -167,6 +167,21 @@ describe('POST /files, multipart/form-data', () => {
     expect(response.status).toBe(400)
     expect((await errorOf(response)).message).toMatch(/^error parsing multipart form/)
     expect(await readdir(fx.userHome)).toEqual([])
+  })
+
+  it('rejects a body cut short inside a skipped part, and keeps serving', async () => {
+    const body =
+      '--b\r\nContent-Disposition: form-data; name="other"; filename="o.txt"\r\n\r\npartial'
+    const response = await post(
+      {},
+      { headers: { 'content-type': 'multipart/form-data; boundary=b' }, body },
+    )
+    expect(response.status).toBe(400)
+    expect((await errorOf(response)).message).toBe(
+      'error parsing multipart form: Unexpected end of form',
+    )
+    const next = await post({ path: 'after.txt' }, { body: form(['after.txt', 'ok']) })
+    expect(next.status).toBe(200)
   })
 })
 
