@@ -57,6 +57,12 @@ export class HttpExchange {
    */
   async stream(body: Readable, status = 200): Promise<void> {
     this.response.statusCode = status
+    if (this.request.method === 'HEAD') {
+      // node:http would discard every byte anyway; a large file need not be read for that.
+      body.destroy()
+      this.response.end()
+      return
+    }
     await pipeline(body, this.response).catch(() => undefined)
   }
 }

@@ -32,6 +32,14 @@ describe('GET /files', () => {
     expect(await response.text()).toBe('Hello, world!')
   })
 
+  it('answers HEAD with the headers of GET and no body', async () => {
+    const response = await fx.request(filesUrl({ path: 'hello.txt' }), { method: 'HEAD' })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-length')).toBe('13')
+    expect(response.headers.get('content-type')).toBe('application/octet-stream')
+    expect(await response.text()).toBe('')
+  })
+
   it('gzips when the client asks for gzip', async () => {
     const response = await get({ path: 'hello.txt' }, { 'accept-encoding': 'gzip' })
     expect(response.headers.get('content-encoding')).toBe('gzip')
