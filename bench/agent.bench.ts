@@ -3,6 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { runHostCommand } from '../src/agent/host-command.js'
 import { hostNames } from '../src/agent/host-names.js'
 import type { Agent, SandboxInfo } from '../src/agent/index.js'
+import { readCgroupMode } from '../src/agent/runtime/cgroup-mode.js'
 import { sandboxForEnvd } from '../test/support/sdk-sandbox.js'
 import { type BenchAgentOptions, startBenchAgent } from './bench-agent.js'
 import { ms, percentile, report, sampleMs, timeMs } from './stats.js'
@@ -124,10 +125,10 @@ async function benchPause(agent: Agent, info: SandboxInfo, prefix: string): Prom
     await agent.pause(info.sandboxID)
     await agent.resume(info.sandboxID)
   })
-  const freezer = `/sys/fs/cgroup/freezer${hostNames(prefix, info.sandboxID).cgroupPath}/freezer.state`
+  const freezer = await freezerOf(hostNames(prefix, info.sandboxID).cgroupPath)
   const raw = await sampleMs(30, 3, async () => {
-    await writeFile(freezer, 'FROZEN')
-    await writeFile(freezer, 'THAWED')
+    await writeFile(freezer.file, freezer.freeze)
+    await writeFile(freezer.file, freezer.thaw)
   })
   const figure = percentile(cycle, 50)
   const floor = percentile(raw, 50)
@@ -139,6 +140,18 @@ async function benchPause(agent: Agent, info: SandboxInfo, prefix: string): Prom
     target: '≤ 20 ms absolute',
     ok: figure <= 20,
   })
+}
+
+/** The freezer file of a cgroup and what freezes and thaws it, by the host's cgroup version. */
+async function freezerOf(cgroupPath: string) {
+  if ((await readCgroupMode()).kind === 'v2') {
+    return { file: `/sys/fs/cgroup${cgroupPath}/cgroup.freeze`, freeze: '1', thaw: '0' }
+  }
+  return {
+    file: `/sys/fs/cgroup/freezer${cgroupPath}/freezer.state`,
+    freeze: 'FROZEN',
+    thaw: 'THAWED',
+  }
 }
 
 async function benchDensity(agent: Agent): Promise<void> {
