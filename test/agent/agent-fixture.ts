@@ -5,6 +5,7 @@ import { inject } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import { type Agent, type AgentConfig, createAgent } from '../../src/agent/index.js'
 import { leftoverCgroupDirs } from './cgroup-probe.js'
+import { TEST_ID_MAP } from './runtime-fixture.js'
 
 /**
  * Template layers are cached across runs here: building `base` takes about a minute, and the
@@ -38,7 +39,7 @@ export async function testAgentConfig(
     runtime: 'crun',
     addressPool: '10.231.0.0/16',
     masquerade: false,
-    idShift: 100000,
+    idShift: TEST_ID_MAP.hostID,
     pidsLimit: 512,
     envdBuildDir: inject('envdBuildDir'),
     ...rest,
