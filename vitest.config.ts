@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config'
 
 // Unit tests run in parallel; agent tests (real containers, netns, nftables) and end-to-end
 // tests (real processes through the official e2b SDK) run one file at a time, which suits the
-// 2-core CI machine, as do proxy tests (real servers on loopback addresses). Agent tests may
+// 2-core CI machine, as do proxy tests (real servers on loopback addresses). The cgroup-v2
+// project runs agent tests again inside an emulated pure cgroup v2 guest. Agent tests may
 // import src/agent; end-to-end tests never import src.
 export default defineConfig({
   test: {
@@ -22,6 +23,16 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 600_000,
+        },
+      },
+      {
+        test: {
+          name: 'cgroup-v2',
+          include: ['test/cgroup-v2/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          // Fetching the guest kernel, the base template and the guest's whole test run.
+          hookTimeout: 20 * 60_000,
         },
       },
       {

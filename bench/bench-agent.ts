@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { readdir, rmdir } from 'node:fs/promises'
+import { rmdir } from 'node:fs/promises'
 import { pino } from 'pino'
 import { runHostCommand } from '../src/agent/host-command.js'
 import { type Agent, createAgent } from '../src/agent/index.js'
+import { readCgroupMode } from '../src/agent/runtime/cgroup-mode.js'
 
 /** Where a bench agent keeps its state and finds its templates and envd bundle. */
 export interface BenchAgentOptions {
@@ -48,8 +49,9 @@ export async function startBenchAgent(
     await runHostCommand('nft', ['delete', 'table', 'inet', `sandbar_${prefix}`]).catch(
       () => undefined,
     )
-    for (const controller of await readdir('/sys/fs/cgroup').catch(() => [])) {
-      await rmdir(`/sys/fs/cgroup/${controller}/sandbar-${prefix}`).catch(() => undefined)
+    // Every cgroup hierarchy's copy of the agent's parent: one per v1 controller, or one.
+    for (const mountPoint of (await readCgroupMode()).mountPoints) {
+      await rmdir(`${mountPoint}/sandbar-${prefix}`).catch(() => undefined)
     }
   }
   return { agent, prefix, dispose }

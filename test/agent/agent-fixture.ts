@@ -4,6 +4,8 @@ import { pino } from 'pino'
 import { inject } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import { type Agent, type AgentConfig, createAgent } from '../../src/agent/index.js'
+import { leftoverCgroupDirs } from './cgroup-probe.js'
+import { TEST_ID_MAP } from './runtime-fixture.js'
 
 /**
  * Template layers are cached across runs here: building `base` takes about a minute, and the
@@ -37,7 +39,7 @@ export async function testAgentConfig(
     runtime: 'crun',
     addressPool: '10.231.0.0/16',
     masquerade: false,
-    idShift: 100000,
+    idShift: TEST_ID_MAP.hostID,
     pidsLimit: 512,
     envdBuildDir: inject('envdBuildDir'),
     ...rest,
@@ -64,10 +66,8 @@ export async function startTestAgent(overrides: Partial<AgentConfig> = {}): Prom
           () => undefined,
         )
         await rm(config.dataDir, { recursive: true, force: true })
-        for (const controller of await readdir('/sys/fs/cgroup').catch(() => [])) {
-          await rmdir(`/sys/fs/cgroup/${controller}/sandbar-${config.prefix}`).catch(
-            () => undefined,
-          )
+        for (const dir of await leftoverCgroupDirs(`/sandbar-${config.prefix}`)) {
+          await rmdir(dir).catch(() => undefined)
         }
       }
     },
@@ -94,8 +94,7 @@ export async function hostLeaks(config: AgentConfig): Promise<string[]> {
   for (const line of table.split('\n')) {
     if (/^\s*(chain sandbox_|set (allow|deny)_)/.test(line)) leaks.push(`nft ${line.trim()}`)
   }
-  for (const controller of await readdir('/sys/fs/cgroup').catch(() => [])) {
-    const dir = `/sys/fs/cgroup/${controller}/sandbar-${prefix}`
+  for (const dir of await leftoverCgroupDirs(`/sandbar-${prefix}`)) {
     const children = await readdir(dir, { withFileTypes: true }).catch(() => [])
     for (const child of children) if (child.isDirectory()) leaks.push(`cgroup ${dir}/${child.name}`)
   }

@@ -22,10 +22,18 @@ describe('reconcile', () => {
     )
     const exited = once(child, 'exit')
     try {
-      const [line] = (await once(
-        createInterface({ input: child.stdout ?? process.stdin }),
-        'line',
-      )) as [string]
+      // An agent that fails to start or to create exits without a line: fail now, not at the
+      // test's timeout.
+      const lines = createInterface({ input: child.stdout ?? process.stdin })
+      const line = await Promise.race([
+        once(lines, 'line').then(([text]) => String(text)),
+        exited.then(([code, signal]) => ({ code, signal })),
+      ])
+      if (typeof line !== 'string') {
+        throw new Error(
+          `the agent process ended (${line.code ?? line.signal}) before its sandbox ran`,
+        )
+      }
       expect(JSON.parse(line)).toMatchObject({ sandboxID: id, state: 'running' })
     } finally {
       child.kill('SIGKILL')
