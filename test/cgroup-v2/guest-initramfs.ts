@@ -1,7 +1,7 @@
 import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { runHostCommand } from '../../src/agent/host-command.js'
 import type { GuestKernel } from './guest-kernel.js'
-import { newcArchive } from './newc-archive.js'
 
 /**
  * What the first stage needs before there is a root file system: virtio PCI, 9p over virtio
@@ -36,7 +36,13 @@ export async function writeInitramfs(kernel: GuestKernel, file: string): Promise
       await copyFile(path.join(kernel.modulesDir, relative), path.join(modulesDir, relative))
     }
     await writeFile(path.join(modulesDir, 'modules.dep'), `${depLines.join('\n')}\n`)
-    await writeFile(file, await newcArchive(stage))
+    // The kernel unpacks an initramfs from a cpio "newc" archive; every entry owned by root.
+    await runHostCommand('sh', [
+      '-c',
+      'cd "$0" && find . | busybox cpio -o -H newc -R 0:0 -F "$1"',
+      stage,
+      file,
+    ])
   } finally {
     await rm(stage, { recursive: true, force: true })
   }
