@@ -14,17 +14,10 @@ const envdMetricsSchema = z.object({
   disk_total: z.number(),
 })
 
-/** Wire contract §1.3 `SandboxMetric`. */
-export interface SandboxMetric {
+/** Wire contract §1.3 `SandboxMetric`: a stored sample, its time given both ways. */
+export type SandboxMetric = Omit<SandboxMetricSample, 'timestamp'> & {
   timestamp: string
   timestampUnix: number
-  cpuCount: number
-  cpuUsedPct: number
-  memUsed: number
-  memTotal: number
-  memCache: number
-  diskUsed: number
-  diskTotal: number
 }
 
 /** A sample that does not answer within this is skipped rather than holding the loop. */
