@@ -6,8 +6,8 @@ const usage = `usage: sandbar <command>
 commands:
   envd [--port N] [--host ADDR]   run the in-sandbox agent (E2B envd) on this host
   serve [--data-dir DIR] [--templates-dir DIR] [--host ADDR] [--api-port N] [--proxy-port N]
-        [--domain D] [--prefix P] [--runtime crun|runc|runsc] [--no-masquerade] [--max-sandboxes N]
-        [--max-lifetime-hours N] [--postgres-url URL]
+        [--domain D] [--prefix P] [--runtime crun|runc|runsc] [--no-masquerade] [--address-pool CIDR]
+        [--max-sandboxes N] [--max-lifetime-hours N] [--postgres-url URL]
                                   run the E2B-compatible service: api, proxy, agent, store
 `
 

@@ -23,6 +23,8 @@ export interface ServeConfig {
   /** The OCI runtime new sandboxes run on; each sandbox records its own. */
   runtime: RuntimeName
   masquerade: boolean
+  /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
+  addressPool: string
   /** Running sandboxes per team before create answers 429 (§1.4; E2B base tier: 20). */
   maxSandboxes: number
   /** A sandbox's longest life from its (re)start; timeouts are capped to it (§1.4, §4.2). */
@@ -44,6 +46,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       prefix: { type: 'string', default: 'sb' },
       runtime: { type: 'string', default: 'crun' },
       'no-masquerade': { type: 'boolean', default: false },
+      'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string', default: '20' },
       'max-lifetime-hours': { type: 'string', default: '1' },
       'postgres-url': { type: 'string' },
@@ -59,6 +62,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     prefix: values.prefix,
     runtime: runtimeName(values.runtime),
     masquerade: !values['no-masquerade'],
+    addressPool: values['address-pool'],
     maxSandboxes: positiveInt(values['max-sandboxes'], 'max-sandboxes'),
     maxLifetimeHours: positiveInt(values['max-lifetime-hours'], 'max-lifetime-hours'),
     postgresUrl: values['postgres-url'],
@@ -106,7 +110,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
     templatesDir: config.templatesDir,
     prefix: config.prefix,
     runtime: config.runtime,
-    addressPool: '10.231.0.0/16',
+    addressPool: config.addressPool,
     masquerade: config.masquerade,
     idShift: 100000,
     pidsLimit: 1024,

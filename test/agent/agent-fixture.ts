@@ -13,6 +13,12 @@ import { TEST_ID_MAP } from './runtime-fixture.js'
  */
 export const TEMPLATE_CACHE = '/var/cache/sandbar-test/templates'
 
+/**
+ * The address pool of test agents and test services: `SANDBAR_TEST_ADDRESS_POOL` gives two
+ * suites running side by side on one host disjoint pools.
+ */
+export const TEST_ADDRESS_POOL = process.env.SANDBAR_TEST_ADDRESS_POOL ?? '10.231.0.0/16'
+
 /** A unique agent prefix for one test file: `sbt` + two random characters. */
 export function testPrefix(): string {
   const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789'
@@ -37,7 +43,7 @@ export async function testAgentConfig(
     templatesDir: TEMPLATE_CACHE,
     prefix: testPrefix(),
     runtime: 'crun',
-    addressPool: '10.231.0.0/16',
+    addressPool: TEST_ADDRESS_POOL,
     masquerade: false,
     idShift: TEST_ID_MAP.hostID,
     pidsLimit: 512,

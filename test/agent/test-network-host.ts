@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
 import { runHostCommand } from '../../src/agent/host-command.js'
+import { TEST_ADDRESS_POOL } from './agent-fixture.js'
 
 /**
  * A host of the test's own in a network namespace it creates, joined to the host by a veth:
@@ -52,7 +53,7 @@ export async function startTestNetworkHost(
     await inNetns('addr', 'add', `${address}/30`, 'dev', 'eth0')
     await inNetns('link', 'set', 'eth0', 'up')
     await inNetns('link', 'set', 'lo', 'up')
-    await inNetns('route', 'add', '10.231.0.0/16', 'via', `10.232.${subnet}.1`)
+    await inNetns('route', 'add', TEST_ADDRESS_POOL, 'via', `10.232.${subnet}.1`)
     const script = `require('http').createServer((q, s) => s.end('external')).listen(8080, '${address}', () => console.log('ready'))`
     server = spawn('ip', ['netns', 'exec', netns, process.execPath, '-e', script], {
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -3,7 +3,12 @@ import { once } from 'node:events'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { startTestAgent, TEMPLATE_CACHE, testPrefix } from '../agent/agent-fixture.js'
+import {
+  startTestAgent,
+  TEMPLATE_CACHE,
+  TEST_ADDRESS_POOL,
+  testPrefix,
+} from '../agent/agent-fixture.js'
 import {
   type ClientEnv,
   freePort,
@@ -62,6 +67,7 @@ export async function startServe(extraArgs: string[] = []): Promise<ServeInstanc
     'serve',
     ...['--data-dir', dataDir, '--templates-dir', TEMPLATE_CACHE, '--prefix', prefix],
     ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
+    ...['--address-pool', TEST_ADDRESS_POOL],
     ...extraArgs,
   ]
   let serve = spawnServe(args)
