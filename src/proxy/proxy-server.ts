@@ -78,7 +78,7 @@ async function handleRequest(
 
 async function forward(
   context: RequestContext,
-  { target, sandbox }: Admission,
+  { target, sandbox, path }: Admission,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -94,7 +94,7 @@ async function forward(
       address: sandbox.address,
       port: target.port,
       method: req.method ?? 'GET',
-      path: req.url ?? '/',
+      path,
       headers,
     })
   } catch (error: unknown) {
