@@ -17,11 +17,15 @@ const HOP_BY_HOP = new Set([
 ])
 
 // Sandbar's credentials, which sandbox code never sees (DESIGN "Trust"): the traffic token is
-// spent at the proxy's gate and an API key belongs to the control plane, so neither goes on;
-// envd's `X-Access-Token` goes to envd's port only (wire contract §3.2). A user service's own
-// credentials (`Authorization`, cookies, its query) are its business and pass unchanged.
+// spent at the proxy's gate and an API key belongs to the control plane, so neither goes on.
+// envd's `X-Access-Token` goes to envd's port (wire contract §3.2) and, as the one deliberate
+// allowance, to the code interpreter's port 49999: `@e2b/code-interpreter` sends it with
+// `/execute` for the interpreter server to read envd's `GET /envs` (wave2-contracts §1.1).
+// A user service's own credentials (`Authorization`, cookies, its query) pass unchanged.
 const SANDBAR_CREDENTIALS = [TRAFFIC_TOKEN_HEADER, 'x-api-key']
 const ENVD_TOKEN_HEADER = 'x-access-token'
+const CODE_INTERPRETER_PORT = 49999
+const ENVD_TOKEN_PORTS = new Set([ENVD_PORT, CODE_INTERPRETER_PORT])
 
 /** The headers of a message minus its hop-by-hop fields. */
 export function endToEndHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
@@ -55,7 +59,7 @@ export function upstreamHeaders(
 ): OutgoingHttpHeaders {
   const out = endToEndHeaders(headers)
   for (const name of SANDBAR_CREDENTIALS) delete out[name]
-  if (context.target.port !== ENVD_PORT) delete out[ENVD_TOKEN_HEADER]
+  if (!ENVD_TOKEN_PORTS.has(context.target.port)) delete out[ENVD_TOKEN_HEADER]
   const host = headers.host ?? ''
   if (context.target.viaHeaders && host.toLowerCase().startsWith(`sandbox.${context.domain}`)) {
     out.host = `${context.target.port}-${context.target.sandboxID}.${context.domain}`

@@ -76,10 +76,16 @@ describe("upstreamHeaders and Sandbar's credentials", () => {
     ])
   })
 
-  it("keeps envd's X-Access-Token on envd's port, and nothing else of Sandbar's", () => {
-    const out = upstreamHeaders(sent, { ...context, target: { ...target, port: 49983 } })
-    expect(out).toMatchObject({ 'x-access-token': 'envd-token', authorization: 'Basic dXNlcjo=' })
-    expect(out).not.toHaveProperty('x-api-key')
-    expect(out).not.toHaveProperty('e2b-traffic-access-token')
-  })
+  it.each([49983, 49999])(
+    "keeps envd's X-Access-Token on port %i (envd, the code interpreter), and nothing else of Sandbar's",
+    (port) => {
+      const out = upstreamHeaders(sent, { ...context, target: { ...target, port } })
+      expect(out).toMatchObject({
+        'x-access-token': 'envd-token',
+        authorization: 'Basic dXNlcjo=',
+      })
+      expect(out).not.toHaveProperty('x-api-key')
+      expect(out).not.toHaveProperty('e2b-traffic-access-token')
+    },
+  )
 })
