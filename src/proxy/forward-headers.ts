@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
+import { ENVD_PORT, TRAFFIC_TOKEN_HEADER } from './proxy-errors.js'
 import type { RouteTarget } from './route-target.js'
 
 // Hop-by-hop fields describe one connection, not the message, so a proxy drops them (RFC 9110
@@ -14,6 +15,17 @@ const HOP_BY_HOP = new Set([
   'transfer-encoding',
   'upgrade',
 ])
+
+// Sandbar's credentials, which sandbox code never sees (DESIGN "Trust"): the traffic token is
+// spent at the proxy's gate and an API key belongs to the control plane, so neither goes on.
+// envd's `X-Access-Token` goes to envd's port (wire contract §3.2) and, as the one deliberate
+// allowance, to the code interpreter's port 49999: `@e2b/code-interpreter` sends it with
+// `/execute` for the interpreter server to read envd's `GET /envs` (wave2-contracts §1.1).
+// A user service's own credentials (`Authorization`, cookies, its query) pass unchanged.
+const SANDBAR_CREDENTIALS = [TRAFFIC_TOKEN_HEADER, 'x-api-key']
+const ENVD_TOKEN_HEADER = 'x-access-token'
+const CODE_INTERPRETER_PORT = 49999
+const ENVD_TOKEN_PORTS = new Set([ENVD_PORT, CODE_INTERPRETER_PORT])
 
 /** The headers of a message minus its hop-by-hop fields. */
 export function endToEndHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
@@ -39,13 +51,15 @@ export interface ForwardContext {
  * absolute URLs) see on E2B; a request routed through the shared `sandbox.<domain>` host gets
  * `<port>-<sandboxID>.<domain>` instead, as E2B's client-proxy rewrites it (wire contract §4.6).
  * `X-Forwarded-For` gains the client address; `X-Forwarded-Host` and `-Proto` keep a value
- * set by a load balancer in front, else describe this hop.
+ * set by a load balancer in front, else describe this hop. Sandbar's credentials are dropped.
  */
 export function upstreamHeaders(
   headers: IncomingHttpHeaders,
   context: ForwardContext,
 ): OutgoingHttpHeaders {
   const out = endToEndHeaders(headers)
+  for (const name of SANDBAR_CREDENTIALS) delete out[name]
+  if (!ENVD_TOKEN_PORTS.has(context.target.port)) delete out[ENVD_TOKEN_HEADER]
   const host = headers.host ?? ''
   if (context.target.viaHeaders && host.toLowerCase().startsWith(`sandbox.${context.domain}`)) {
     out.host = `${context.target.port}-${context.target.sandboxID}.${context.domain}`

@@ -1,7 +1,10 @@
 import { once } from 'node:events'
 import type { Socket } from 'node:net'
 import type { Logger } from '../logger.js'
+import type { ConnectionLimits } from './connection-limits.js'
 import { createProxyServer } from './proxy-server.js'
+
+export type { ConnectionLimits } from './connection-limits.js'
 
 /** A sandbox as the proxy sees it: where it listens and who may reach it. */
 export interface ProxiedSandbox {
@@ -31,6 +34,8 @@ export interface ProxyOptions {
   domain: string
   directory: SandboxDirectory
   logger: Logger
+  /** Caps on concurrent client connections; `DEFAULT_CONNECTION_LIMITS` when absent. */
+  connectionLimits?: ConnectionLimits | undefined
 }
 
 /** The proxy role: routes client traffic to sandbox ports (wire contract §4.6). */

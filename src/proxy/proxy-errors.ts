@@ -41,6 +41,8 @@ export const proxyErrors = {
   invalidSandboxID: () => plain(400, 'Invalid sandbox ID'),
   invalidSandboxPort: () => plain(400, 'Invalid sandbox port'),
   missingHeader: () => plain(400, 'missing header'),
+  /** A request target for envd's port that is not in canonical origin form (issue 9). */
+  invalidPath: () => plain(400, 'Invalid request path'),
   sandboxNotFound: (sandboxID: string) =>
     json(502, { sandboxId: sandboxID, message: 'The sandbox was not found', code: 502 }),
   portClosed: (sandboxID: string, port: number) =>

@@ -5,10 +5,16 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Logger } from '../logger.js'
 import { browserPage, isBrowserNavigation } from './browser-page.js'
+import {
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
+  limitConnections,
+} from './connection-limits.js'
 import { endToEndHeaders, upstreamHeaders } from './forward-headers.js'
 import type { SandboxDirectory } from './index.js'
 import { asProxyError, type ProxyError, proxyErrors } from './proxy-errors.js'
@@ -21,11 +27,26 @@ export interface ProxyServerOptions {
   domain: string
   directory: SandboxDirectory
   logger: Logger
+  connectionLimits?: ConnectionLimits | undefined
 }
 
 // Idle keep-alive connections outlive GCP's 600 s load-balancer timeout, as E2B's proxies do
-// (wire contract §4.6 "Idle timeouts 610/620 s").
+// (wire contract §4.6 "Idle timeouts 610/620 s"); the connection caps bound what they hold.
 const KEEP_ALIVE_MS = 620_000
+// A new connection must have sent a request's headers within 20 s (idle until then), and a
+// request on a kept-alive one within 20 s of its first byte. Browsers and the SDK open a connection to send a
+// request at once, and its headers are one packet; only a connection held open for its own
+// sake (or a slowloris trickle) waits that long. A browser whose speculative connection is
+// closed unused simply opens another.
+const HEADERS_MS = 20_000
+// Receiving one whole request, body included, may take an hour: the SDK uploads a file as one
+// body, and 4 GiB over a 10 Mbit/s uplink takes 57 minutes. Answers are not limited (a Connect
+// server stream or a download lasts as long as it lasts, envd has no write timeout, §3.1), and
+// neither are upgraded (WebSocket) connections, which Node stops timing at the upgrade.
+const REQUEST_MS = 3_600_000
+// How often Node checks the headers and request timeouts (a walk over the connections that
+// are mid-request): a trickled request is closed 20 to 22 s after its first byte.
+const TIMEOUT_CHECK_MS = 2_000
 
 /**
  * An HTTP/1.1 server that streams each request to the sandbox port it names and the answer
@@ -34,9 +55,14 @@ const KEEP_ALIVE_MS = 620_000
 export function createProxyServer(options: ProxyServerOptions): { server: Server; agent: Agent } {
   const gate = new SandboxGate(options.directory, options.domain, options.logger)
   const agent = new Agent({ keepAlive: true, keepAliveMsecs: 30_000 })
-  // No request timeout: Connect server streams and large file transfers last as long as they
-  // last (envd itself has no read/write timeouts, §3.1).
-  const server = createServer({ requestTimeout: 0, keepAliveTimeout: KEEP_ALIVE_MS })
+  const server = createServer({
+    headersTimeout: HEADERS_MS,
+    requestTimeout: REQUEST_MS,
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+  })
+  limitConnections(server, options.connectionLimits ?? DEFAULT_CONNECTION_LIMITS)
+  closeSilentConnections(server, HEADERS_MS)
   const context = { gate, agent, options }
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     handleRequest(context, req, res).catch((error: unknown) => {
@@ -53,6 +79,18 @@ export function createProxyServer(options: ProxyServerOptions): { server: Server
     )
   })
   return { server, agent }
+}
+
+// Node's headersTimeout starts at a request's first byte, so it never closes a connection that
+// sends nothing at all. This does: a new connection idle for `ms` is closed, and its first
+// request hands the timing back to Node (keep-alive, headers and request timeouts).
+function closeSilentConnections(server: Server, ms: number): void {
+  server.on('connection', (socket: Socket) => socket.setTimeout(ms))
+  const handOver = (req: IncomingMessage): void => {
+    req.socket.setTimeout(0)
+  }
+  server.on('request', handOver)
+  server.on('upgrade', handOver)
 }
 
 interface RequestContext {
@@ -78,7 +116,7 @@ async function handleRequest(
 
 async function forward(
   context: RequestContext,
-  { target, sandbox }: Admission,
+  { target, sandbox, path }: Admission,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -94,7 +132,7 @@ async function forward(
       address: sandbox.address,
       port: target.port,
       method: req.method ?? 'GET',
-      path: req.url ?? '/',
+      path,
       headers,
     })
   } catch (error: unknown) {

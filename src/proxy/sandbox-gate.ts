@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Logger } from '../logger.js'
-import { isEnvdControlRoute, normalizedPath } from './envd-control-routes.js'
+import { envdRequestTarget } from './envd-request-target.js'
 import type { ProxiedSandbox, SandboxDirectory } from './index.js'
 import { ENVD_PORT, proxyErrors, TRAFFIC_TOKEN_HEADER } from './proxy-errors.js'
 import { type RouteTarget, routeTarget } from './route-target.js'
@@ -10,6 +10,8 @@ import { secretsEqual, trafficTokenVerdict } from './traffic-token.js'
 export interface Admission {
   target: RouteTarget
   sandbox: ProxiedSandbox
+  /** The request target to send upstream: envd's port gets only the form the gate checked. */
+  path: string
 }
 
 /** What the gate reads from a request; both a plain request and an upgrade supply it. */
@@ -35,14 +37,13 @@ export class SandboxGate {
 
   async admit(request: GateRequest): Promise<Admission> {
     const target = routeTarget(request.headers.host, request.headers, this.domain)
-    if (target.port === ENVD_PORT && isEnvdControlRoute(request.url)) {
-      throw proxyErrors.internalRoute(normalizedPath(request.url))
-    }
+    // A user port's service reads its request target as it likes; envd's port is Sandbar's.
+    const path = target.port === ENVD_PORT ? envdRequestTarget(request.url) : request.url
     const found = await this.directory.lookup(target.sandboxID)
     if (found === undefined) throw proxyErrors.sandboxNotFound(target.sandboxID)
     const sandbox = found.state === 'running' ? found : await this.resume(found, target, request)
     checkTrafficToken(sandbox, target, request.headers)
-    return { target, sandbox }
+    return { target, sandbox, path }
   }
 
   private async resume(

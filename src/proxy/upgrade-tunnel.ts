@@ -37,7 +37,7 @@ export function tunnelUpgrade(
 
 async function connectUpgrade(
   context: UpgradeContext,
-  { target, sandbox }: Admission,
+  { target, sandbox, path }: Admission,
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
@@ -58,7 +58,7 @@ async function connectUpgrade(
       address: sandbox.address,
       port: target.port,
       method: req.method ?? 'GET',
-      path: req.url ?? '/',
+      path,
       headers,
     })
   } catch {

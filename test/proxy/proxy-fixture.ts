@@ -12,6 +12,7 @@ import { pino } from 'pino'
 import {
   createProxy,
   type ProxiedSandbox,
+  type ProxyOptions,
   type SandboxDirectory,
   type SandboxProxy,
 } from '../../src/proxy/index.js'
@@ -43,14 +44,16 @@ export class MapDirectory implements SandboxDirectory {
   }
 }
 
-/** A proxy on 127.0.0.1 over `directory`, with its port. */
+/** A proxy on 127.0.0.1 over `directory`, with its port; `options` override the defaults. */
 export async function startProxy(
   directory: SandboxDirectory,
+  options: Partial<ProxyOptions> = {},
 ): Promise<{ proxy: SandboxProxy; port: number }> {
   const proxy = createProxy({
     domain: DOMAIN,
     directory,
     logger: pino({ level: process.env.PROXY_TEST_LOG ?? 'silent' }),
+    ...options,
   })
   const port = await proxy.listen(0, '127.0.0.1')
   return { proxy, port }

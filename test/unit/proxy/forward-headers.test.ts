@@ -54,3 +54,38 @@ describe('upstreamHeaders', () => {
     })
   })
 })
+
+describe("upstreamHeaders and Sandbar's credentials", () => {
+  const sent = {
+    host: 'localhost:3001',
+    'x-api-key': 'e2b_key',
+    'x-access-token': 'envd-token',
+    'e2b-traffic-access-token': 'traffic',
+    authorization: 'Basic dXNlcjo=',
+  }
+  const context = { domain: 'sandbar.test', clientAddress: '127.0.0.1' }
+
+  it('drops the API key, the traffic token and the envd token on a user port', () => {
+    const out = upstreamHeaders(sent, { ...context, target })
+    expect(Object.keys(out).sort()).toEqual([
+      'authorization',
+      'host',
+      'x-forwarded-for',
+      'x-forwarded-host',
+      'x-forwarded-proto',
+    ])
+  })
+
+  it.each([49983, 49999])(
+    "keeps envd's X-Access-Token on port %i (envd, the code interpreter), and nothing else of Sandbar's",
+    (port) => {
+      const out = upstreamHeaders(sent, { ...context, target: { ...target, port } })
+      expect(out).toMatchObject({
+        'x-access-token': 'envd-token',
+        authorization: 'Basic dXNlcjo=',
+      })
+      expect(out).not.toHaveProperty('x-api-key')
+      expect(out).not.toHaveProperty('e2b-traffic-access-token')
+    },
+  )
+})
