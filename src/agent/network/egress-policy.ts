@@ -40,8 +40,12 @@ export function parseEgressPolicy(policy: EgressPolicy): ParsedEgressPolicy {
 }
 
 function parseList(list: EgressList, entries: readonly string[]): string[] {
-  const parsed = entries.map((entry) => parseEntry(list, entry))
-  return withoutCovered(parsed).map(formatIPv4CIDR)
+  return normalisedNetworks(entries.map((entry) => parseEntry(list, entry)))
+}
+
+/** Normalised CIDRs for one nft interval set: sorted, none inside another. */
+export function normalisedNetworks(cidrs: readonly IPv4CIDR[]): string[] {
+  return withoutCovered(cidrs).map(formatIPv4CIDR)
 }
 
 function parseEntry(list: EgressList, entry: string): IPv4CIDR {
