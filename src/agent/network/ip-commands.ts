@@ -72,11 +72,6 @@ export function netnsListArgs(): string[] {
   return ['-j', 'netns', 'list']
 }
 
-/** The host's IPv4 addresses, every interface. */
-export function addressListArgs(): string[] {
-  return ['-j', '-4', 'addr', 'show']
-}
-
 export function defaultRouteArgs(): string[] {
   return ['-j', 'route', 'show', 'default']
 }

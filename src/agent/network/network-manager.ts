@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises'
+import { networkInterfaces } from 'node:os'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
 import { hostNames, nftTableName, PREFIX_PATTERN, type SandboxHostNames } from '../host-names.js'
@@ -11,7 +12,6 @@ import {
 } from './closed-networks.js'
 import { normalisedNetworks, type ParsedEgressPolicy, parseEgressPolicy } from './egress-policy.js'
 import {
-  addressListArgs,
   batchArgs,
   defaultRouteArgs,
   hostSetupBatch,
@@ -22,14 +22,7 @@ import {
 } from './ip-commands.js'
 import { covers, knownIPv4CIDR } from './ipv4.js'
 import type { EgressPolicy, NetworkManager, SandboxNetwork } from './network.js'
-import {
-  defaultRouteDevices,
-  type InterfaceAddress,
-  interfaceAddresses,
-  netnsNames,
-  presentObjects,
-  tableNames,
-} from './network-state.js'
+import { defaultRouteDevices, netnsNames, presentObjects, tableNames } from './network-state.js'
 import {
   sandboxRemovalScript,
   sandboxScript,
@@ -82,12 +75,8 @@ class HostNetworkManager implements NetworkManager {
 
   async init(): Promise<void> {
     const { masquerade } = this.config
-    const [routes, addresses] = await Promise.all([
-      this.ip(defaultRouteArgs()),
-      this.ip(addressListArgs()),
-    ])
-    const uplinks = defaultRouteDevices(routes)
-    this.closed = closedNetworks(this.prefix, interfaceAddresses(addresses))
+    const uplinks = defaultRouteDevices(await this.ip(defaultRouteArgs()))
+    this.closed = closedNetworks(this.prefix, hostAddresses())
     if (masquerade) {
       if (uplinks.length === 0) this.logger.warn('no default route: sandboxes have no way out')
       // Replies to masqueraded flows enter through the uplink, and the kernel forwards only
@@ -154,15 +143,16 @@ class HostNetworkManager implements NetworkManager {
     this.logger.debug({ sandboxID, ms: performance.now() - started }, 'sandbox network removed')
   }
 
+  /** In-process (getifaddrs), no `ip` spawn: the api asks on every create and update. */
   async unreachable(): Promise<UnreachableNetwork[]> {
     const pool = knownIPv4CIDR(this.pool.cidr)
-    const hostAddresses = interfaceAddresses(await this.ip(addressListArgs()))
+    const addresses = hostAddresses()
       .map(({ address }) => knownIPv4CIDR(`${address}/32`))
       // Loopback inside a sandbox is the sandbox's own; pool addresses are the pool's.
       .filter((cidr) => !covers(LOOPBACK, cidr) && !covers(pool, cidr))
     return [
       { cidr: this.pool.cidr, kind: 'address pool' },
-      ...normalisedNetworks(hostAddresses).map((cidr) => ({ cidr, kind: 'host address' as const })),
+      ...normalisedNetworks(addresses).map((cidr) => ({ cidr, kind: 'host address' as const })),
     ]
   }
 
@@ -230,15 +220,35 @@ class HostNetworkManager implements NetworkManager {
 
 const LOOPBACK = knownIPv4CIDR('127.0.0.0/8')
 
+interface HostAddress {
+  ifname: string
+  address: string
+  /** The address with its subnet's prefix length, `192.0.2.2/24`. */
+  cidr: string
+  /** Loopback. */
+  internal: boolean
+}
+
+/** The IPv4 addresses of the host's interfaces (the agent runs in the host's netns). */
+function hostAddresses(): HostAddress[] {
+  return Object.entries(networkInterfaces()).flatMap(([ifname, entries = []]) =>
+    entries.flatMap((entry) =>
+      entry.family === 'IPv4' && entry.cidr !== null
+        ? [{ ifname, address: entry.address, cidr: entry.cidr, internal: entry.internal }]
+        : [],
+    ),
+  )
+}
+
 /**
  * The networks closed by default: the special-purpose ranges and the subnets of the host's own
  * interfaces (the machines next to the host, which may be public addresses in a data centre),
  * but not loopback's, nor the /30s of this agent's sandboxes (dropped before any of this).
  */
-function closedNetworks(prefix: string, addresses: readonly InterfaceAddress[]): string[] {
+function closedNetworks(prefix: string, addresses: readonly HostAddress[]): string[] {
   const subnets = addresses
-    .filter(({ ifname }) => ifname !== 'lo' && !ifname.startsWith(`${prefix}h`))
-    .map(({ address, prefixLength }) => knownIPv4CIDR(`${address}/${prefixLength}`))
+    .filter(({ ifname, internal }) => !internal && !ifname.startsWith(`${prefix}h`))
+    .map(({ cidr }) => knownIPv4CIDR(cidr))
   return normalisedNetworks([...SPECIAL_PURPOSE_NETWORKS.map(knownIPv4CIDR), ...subnets])
 }
 

@@ -5,21 +5,6 @@ import { type PresentObjects, SANDBOX_MAP, sandboxObjects } from './nft-ruleset.
 
 const NetnsList = z.array(z.object({ name: z.string() }))
 const RouteList = z.array(z.object({ dev: z.optional(z.string()) }))
-const AddressList = z.array(
-  z.object({
-    ifname: z.string(),
-    addr_info: z.array(
-      z.object({ local: z.optional(z.string()), prefixlen: z.optional(z.number()) }),
-    ),
-  }),
-)
-
-/** One IPv4 address of a host interface and the length of its subnet's prefix. */
-export interface InterfaceAddress {
-  ifname: string
-  address: string
-  prefixLength: number
-}
 
 const TableList = z.object({
   nftables: z.array(z.object({ table: z.optional(z.object({ name: z.string() })) })),
@@ -54,17 +39,6 @@ export function tableNames(stdout: string): string[] {
 export function defaultRouteDevices(stdout: string): string[] {
   const devices = parseJSON(RouteList, stdout).flatMap((route) => route.dev ?? [])
   return [...new Set(devices)]
-}
-
-/** Every address `ip -j -4 addr show` lists (peer-less entries without `local` are skipped). */
-export function interfaceAddresses(stdout: string): InterfaceAddress[] {
-  return parseJSON(AddressList, stdout).flatMap(({ ifname, addr_info }) =>
-    addr_info.flatMap(({ local, prefixlen }) =>
-      local === undefined || prefixlen === undefined
-        ? []
-        : [{ ifname, address: local, prefixLength: prefixlen }],
-    ),
-  )
 }
 
 /** Which of one sandbox's objects `nft -j list table` shows. */

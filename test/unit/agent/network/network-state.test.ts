@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
   defaultRouteDevices,
-  interfaceAddresses,
   netnsNames,
   presentObjects,
   tableNames,
@@ -73,30 +72,5 @@ describe('network state readers', () => {
   it('rejects output of an unexpected shape', () => {
     expect(() => netnsNames('{"name":"sb-a"}')).toThrow()
     expect(() => presentObjects('{"nftables":[{"chain":{}}]}', 'sbh1a2b3c4d')).toThrow()
-  })
-
-  it('reads every interface address with its prefix length', () => {
-    const stdout = JSON.stringify([
-      {
-        ifindex: 1,
-        ifname: 'lo',
-        addr_info: [{ family: 'inet', local: '127.0.0.1', prefixlen: 8, scope: 'host' }],
-      },
-      {
-        ifindex: 4,
-        ifname: 'eth0',
-        addr_info: [
-          { family: 'inet', local: '192.0.2.2', prefixlen: 24, broadcast: '192.0.2.255' },
-          { family: 'inet', local: '198.51.100.7', prefixlen: 32 },
-        ],
-      },
-      { ifindex: 5, ifname: 'ifb0', addr_info: [] },
-    ])
-    expect(interfaceAddresses(stdout)).toEqual([
-      { ifname: 'lo', address: '127.0.0.1', prefixLength: 8 },
-      { ifname: 'eth0', address: '192.0.2.2', prefixLength: 24 },
-      { ifname: 'eth0', address: '198.51.100.7', prefixLength: 32 },
-    ])
-    expect(interfaceAddresses('')).toEqual([])
   })
 })
