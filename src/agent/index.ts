@@ -17,6 +17,7 @@ export {
 } from './network/closed-networks.js'
 /** Egress rule parsing, shared with the api so bad rules are a 400 before anything starts. */
 export {
+  ALL_TRAFFIC,
   type EgressList,
   EgressPolicyError,
   type ParsedEgressPolicy,

@@ -1,4 +1,5 @@
 import {
+  ALL_TRAFFIC,
   type EgressPolicy,
   EgressPolicyError,
   findUnreachableEntry,
@@ -6,9 +7,6 @@ import {
   type UnreachableNetwork,
 } from '../agent/index.js'
 import { apiErrors } from './errors.js'
-
-/** The SDK's `ALL_TRAFFIC` (wire contract §1.4): the deny-all entry. */
-export const ALL_TRAFFIC = '0.0.0.0/0'
 
 /** The egress lists of create's `network` and of `SandboxNetworkUpdateConfig` (§1.3). */
 export interface EgressRequest {

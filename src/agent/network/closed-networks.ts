@@ -1,4 +1,4 @@
-import { normalisedNetworks } from './egress-policy.js'
+import { ALL_TRAFFIC, normalisedNetworks } from './egress-policy.js'
 import { covers, knownIPv4CIDR, overlaps, parseIPv4CIDR, withoutNetworks } from './ipv4.js'
 
 /**
@@ -23,9 +23,6 @@ export const SPECIAL_PURPOSE_NETWORKS: readonly string[] = [
   '224.0.0.0/4',
   '240.0.0.0/4',
 ]
-
-/** The SDK's `ALL_TRAFFIC` (wire contract §1.4). */
-const ALL_TRAFFIC = '0.0.0.0/0'
 
 /**
  * The elements of a sandbox's allow set, from its normalised allowOut and the closed networks.

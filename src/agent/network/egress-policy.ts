@@ -10,6 +10,9 @@ export interface ParsedEgressPolicy {
 
 export type EgressList = 'allowOut' | 'denyOut'
 
+/** The SDK's `ALL_TRAFFIC` (wire contract §1.4): every IPv4 destination. */
+export const ALL_TRAFFIC = '0.0.0.0/0'
+
 /**
  * An allowOut/denyOut entry that is not an IPv4 address or CIDR. For denyOut the message is the
  * wire contract's 400 text (§1.4): `invalid denied CIDR <x>`.

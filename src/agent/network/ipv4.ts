@@ -41,7 +41,7 @@ export function parseIPv4CIDR(text: string): IPv4CIDR | undefined {
   return { address: networkOf(address, prefixLength), prefixLength }
 }
 
-/** A CIDR the program itself wrote down (constants, the pool, `ip` listings); throws if not one. */
+/** A CIDR the program itself holds (constants, the pool, interface addresses); throws if not one. */
 export function knownIPv4CIDR(text: string): IPv4CIDR {
   const cidr = parseIPv4CIDR(text)
   if (cidr === undefined) throw new RangeError(`not an IPv4 CIDR: ${text}`)
