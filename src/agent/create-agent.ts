@@ -171,6 +171,10 @@ class HostAgent implements Agent {
     )
   }
 
+  unreachableNetworks(): ReturnType<Agent['unreachableNetworks']> {
+    return this.parts.network.unreachable()
+  }
+
   updateNetwork(sandboxID: string, egress: SandboxRequest['egress']): Promise<void> {
     return this.exclusive(sandboxID, async () => {
       const record = await this.existing(sandboxID)

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js'
+import type { UnreachableNetwork } from './network/closed-networks.js'
 import type { EgressPolicy } from './network/network.js'
 import { RUNTIME_NAMES, type RuntimeName } from './runtime/runtime.js'
 
@@ -8,8 +9,15 @@ export {
   SandboxStateError,
   TemplateNotFoundError,
 } from './errors.js'
+/** Which destinations no allowOut opens, shared with the api so it can name the reason. */
+export {
+  findUnreachableEntry,
+  type UnreachableEntry,
+  type UnreachableNetwork,
+} from './network/closed-networks.js'
 /** Egress rule parsing, shared with the api so bad rules are a 400 before anything starts. */
 export {
+  ALL_TRAFFIC,
   type EgressList,
   EgressPolicyError,
   type ParsedEgressPolicy,
@@ -98,6 +106,12 @@ export interface Agent {
   resume(sandboxID: string): Promise<void>
   /** Replaces the egress rules of a running sandbox, live. */
   updateNetwork(sandboxID: string, egress: EgressPolicy): Promise<void>
+  /**
+   * What no sandbox reaches whatever its egress rules say (the address pool, the host's own
+   * addresses, where the api and proxy listen), read from the host at each call. The agent's
+   * rules drop these first; callers use the list to refuse such rules with a reason.
+   */
+  unreachableNetworks(): Promise<UnreachableNetwork[]>
   /** The complete lines of the sandbox's output from byte `from` on (a bounded amount). */
   readOutput(sandboxID: string, from: number): Promise<SandboxOutput>
   /** Removes the sandbox and everything it had on the host. */

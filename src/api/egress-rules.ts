@@ -1,8 +1,12 @@
-import { type EgressPolicy, EgressPolicyError, parseEgressPolicy } from '../agent/index.js'
+import {
+  ALL_TRAFFIC,
+  type EgressPolicy,
+  EgressPolicyError,
+  findUnreachableEntry,
+  parseEgressPolicy,
+  type UnreachableNetwork,
+} from '../agent/index.js'
 import { apiErrors } from './errors.js'
-
-/** The SDK's `ALL_TRAFFIC` (wire contract §1.4): the deny-all entry. */
-export const ALL_TRAFFIC = '0.0.0.0/0'
 
 /** The egress lists of create's `network` and of `SandboxNetworkUpdateConfig` (§1.3). */
 export interface EgressRequest {
@@ -23,6 +27,22 @@ export function checkedEgressPolicy(request: EgressRequest): EgressPolicy {
   const denyOut = request.allow_internet_access === false ? [ALL_TRAFFIC] : requestedDeny
   rethrowAsApiError(() => parseEgressPolicy({ allowOut, denyOut }), denyOut.includes(ALL_TRAFFIC))
   return { allowOut, denyOut }
+}
+
+/**
+ * Refuses allowOut entries overlapping the address pool or the host's addresses (where the
+ * api and proxy listen): the agent drops that traffic before any allow rule, so such an entry
+ * could only ever be an attempt on another sandbox or the host, and the client hears why.
+ * `ALL_TRAFFIC` passes (closed-networks.ts). denyOut entries may overlap them: they only
+ * take away.
+ */
+export function refuseUnreachable(
+  policy: EgressPolicy,
+  unreachable: readonly UnreachableNetwork[],
+): EgressPolicy {
+  const found = findUnreachableEntry(policy.allowOut, unreachable)
+  if (found !== undefined) throw apiErrors.unreachableAllowedEntry(found)
+  return policy
 }
 
 /**

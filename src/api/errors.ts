@@ -1,3 +1,5 @@
+import type { UnreachableEntry } from '../agent/index.js'
+
 /** The kinds of failure the E2B API reports; each has exactly one HTTP status. */
 export type ApiErrorKind =
   | 'badRequest'
@@ -95,4 +97,17 @@ export const apiErrors = {
   sandboxNotRunning: (sandboxID: string) =>
     new ApiError('conflict', `Sandbox "${sandboxID}" is not running`),
   internal: () => new ApiError('internal', 'internal server error'),
+  /**
+   * An allowOut entry overlapping what no sandbox may reach (the agent drops it before any
+   * allow rule): Sandbar's own text, since E2B's always-denied ranges are silently ignored.
+   */
+  unreachableAllowedEntry: ({ entry, network }: UnreachableEntry) =>
+    new ApiError(
+      'badRequest',
+      `allowOut entry ${entry} overlaps ${
+        network.kind === 'address pool'
+          ? `the sandbox address pool ${network.cidr}`
+          : `the host address ${network.cidr.replace(/\/32$/, '')}`
+      }: sandboxes never reach other sandboxes or the host`,
+    ),
 } as const

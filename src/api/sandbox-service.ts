@@ -14,7 +14,7 @@ import type {
   Store,
   Team,
 } from '../store/index.js'
-import { checkedEgressPolicy, type EgressRequest } from './egress-rules.js'
+import { checkedEgressPolicy, type EgressRequest, refuseUnreachable } from './egress-rules.js'
 import { apiErrors } from './errors.js'
 import { type BaseTemplate, newSandbox, resolveTemplate } from './new-sandbox.js'
 import { SandboxEvents } from './sandbox-events.js'
@@ -60,10 +60,10 @@ export class SandboxService {
     const timeoutS = this.checkTimeout(body.timeout ?? DEFAULT_TIMEOUT_S[version])
     const secure = version === 'v2' || body.secure === true
     if (body.network?.allowPublicTraffic === false && !secure) throw apiErrors.privateNeedsSecure()
-    const egress = checkedEgressPolicy({
-      ...body.network,
-      allow_internet_access: body.allow_internet_access,
-    })
+    const egress = refuseUnreachable(
+      checkedEgressPolicy({ ...body.network, allow_internet_access: body.allow_internet_access }),
+      await this.agent.unreachableNetworks(),
+    )
     const release = await this.slots.reserve(team.id)
     try {
       const now = new Date()
@@ -221,7 +221,10 @@ export class SandboxService {
    */
   async updateNetwork(team: Team, sandboxID: string, request: EgressRequest): Promise<void> {
     const sandbox = await this.get(team, sandboxID)
-    const egress = checkedEgressPolicy(request)
+    const egress = refuseUnreachable(
+      checkedEgressPolicy(request),
+      await this.agent.unreachableNetworks(),
+    )
     if (sandbox.state !== 'running') throw apiErrors.sandboxNotRunning(sandboxID)
     await this.agent.updateNetwork(sandboxID, egress)
     const network = {

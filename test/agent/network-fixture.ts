@@ -60,20 +60,30 @@ export async function stopServer(child: ChildProcess): Promise<void> {
 }
 
 /** Whether an HTTP GET from inside `netns` gets the server's `ok`. */
-export async function reaches(netns: string, address: string, port: number): Promise<boolean> {
-  const url = `http://${address}:${port}/`
+export function reaches(netns: string, address: string, port: number): Promise<boolean> {
+  return fetchesOk(['ip', 'netns', 'exec', netns], address, port)
+}
+
+/**
+ * Whether an HTTP GET from the host as user and group `nobody` (65534, no supplementary groups)
+ * gets the server's `ok`: what any unprivileged host user can do.
+ */
+export function reachesAsNobody(address: string, port: number): Promise<boolean> {
+  const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups']
+  return fetchesOk(asNobody, address, port)
+}
+
+async function fetchesOk(launcher: string[], address: string, port: number): Promise<boolean> {
+  const [file = 'setpriv', ...args] = [
+    ...launcher,
+    process.execPath,
+    '-e',
+    CLIENT,
+    `http://${address}:${port}/`,
+    String(CLIENT_TIMEOUT_MS),
+  ]
   try {
-    const body = await runHostCommand('ip', [
-      'netns',
-      'exec',
-      netns,
-      'node',
-      '-e',
-      CLIENT,
-      url,
-      String(CLIENT_TIMEOUT_MS),
-    ])
-    return body === 'ok'
+    return (await runHostCommand(file, args)) === 'ok'
   } catch (error) {
     if (error instanceof AgentError) return false
     throw error
@@ -81,15 +91,26 @@ export async function reaches(netns: string, address: string, port: number): Pro
 }
 
 /**
+ * Where an outside namespace sits: `private` is RFC 1918 (`10.232.<subnet>.0/30`), closed to
+ * sandboxes unless their allowOut names it; `public` is a /30 of TEST-NET-3 (RFC 5737,
+ * `203.0.113.0/24`, documentation only, routed nowhere but to this test's veth), which stands in
+ * for an internet address that sandboxes reach by default.
+ */
+export type OutsideKind = 'private' | 'public'
+
+/**
  * A namespace standing in for "somewhere outside": its own veth to the host, an address outside
  * the sandbox pool, and a route back to the pool only. Forwarding is on for its host end because
  * replies to the sandboxes enter the host there (the kernel checks the ingress interface).
  */
-export async function createOutside(prefix: string, subnet: number) {
+export async function createOutside(prefix: string, subnet: number, kind: OutsideKind = 'private') {
   const netns = `${prefix}out`
   const hostVeth = `${prefix}o0`
-  const hostAddress = `10.232.${subnet}.1`
-  const address = `10.232.${subnet}.2`
+  const base = kind === 'private' ? `10.232.${subnet}.0` : `203.0.113.${(subnet % 64) * 4}`
+  const network = base.replace(/\.\d+$/, '')
+  const last = Number(base.split('.')[3])
+  const hostAddress = `${network}.${last + 1}`
+  const address = `${network}.${last + 2}`
   await runHostCommand('ip', ['-batch', '-'], {
     input: `netns add ${netns}
 link add ${hostVeth} type veth peer name eth0 netns ${netns}
@@ -105,7 +126,7 @@ route add 10.241.${subnet}.0/24 via ${hostAddress}
 `,
   })
   await writeFile(`/proc/sys/net/ipv4/conf/${hostVeth}/forwarding`, '1')
-  return { netns, address }
+  return { netns, address, network: `${base}/30` }
 }
 
 const Named = z.array(z.object({ name: z.string() }))

@@ -14,6 +14,7 @@ import {
   linksWithPrefix,
   netnsWithPrefix,
   reaches,
+  reachesAsNobody,
   removeOutside,
   startServer,
   stopServer,
@@ -119,11 +120,11 @@ describe('network manager', () => {
     expect(await manager.present()).toEqual([])
   })
 
-  it('reaches an allowed server; denyOut blocks it as a CIDR and as a bare IP', async () => {
-    const outside = await createOutside(prefix, subnet)
+  it('reaches a public server by default; denyOut blocks it as a CIDR and as a bare IP', async () => {
+    const outside = await createOutside(prefix, subnet, 'public')
     await server(outside.netns, outside.address)
     const free = await sandbox('free', 0)
-    const byCIDR = await sandbox('bycidr', 1, { allowOut: [], denyOut: [`10.232.${subnet}.0/30`] })
+    const byCIDR = await sandbox('bycidr', 1, { allowOut: [], denyOut: [outside.network] })
     const byIP = await sandbox('byip', 2, { allowOut: [], denyOut: [outside.address] })
     expect(await reaches(free.netns, outside.address, PORT)).toBe(true)
     expect(await reaches(byCIDR.netns, outside.address, PORT)).toBe(false)
@@ -131,7 +132,7 @@ describe('network manager', () => {
   })
 
   it('lets allow beat deny, and flips live on update', async () => {
-    const outside = await createOutside(prefix, subnet)
+    const outside = await createOutside(prefix, subnet, 'public')
     await server(outside.netns, outside.address)
     const allowed = { allowOut: [outside.address], denyOut: ['0.0.0.0/0'] }
     const network = await sandbox('flip', 0, allowed)
@@ -142,15 +143,40 @@ describe('network manager', () => {
     expect(await reaches(network.netns, outside.address, PORT)).toBe(true)
   })
 
-  it('keeps sandboxes apart unless allowed, while the host reaches each', async () => {
+  it('closes private ranges unless allowOut names them; ALL_TRAFFIC does not', async () => {
+    const outside = await createOutside(prefix, subnet, 'private')
+    await server(outside.netns, outside.address)
+    const network = await sandbox('private', 0)
+    expect(await reaches(network.netns, outside.address, PORT)).toBe(false)
+    await manager.update('private', { allowOut: ['0.0.0.0/0'], denyOut: [] })
+    expect(await reaches(network.netns, outside.address, PORT)).toBe(false)
+    await manager.update('private', { allowOut: ['10.232.0.0/16'], denyOut: ['0.0.0.0/0'] })
+    expect(await reaches(network.netns, outside.address, PORT)).toBe(true)
+    await manager.update('private', { allowOut: [outside.address], denyOut: [] })
+    expect(await reaches(network.netns, outside.address, PORT)).toBe(true)
+  })
+
+  it('keeps sandboxes apart whatever allowOut says, while the host reaches each', async () => {
     const a = await sandbox('a', 0)
     const b = await sandbox('b', 1)
     await server(a.netns, a.sandboxAddress)
     expect(await reaches(b.netns, a.sandboxAddress, PORT)).toBe(false)
     const fromHost = await fetch(`http://${a.sandboxAddress}:${PORT}/`)
     expect(await fromHost.text()).toBe('ok')
-    await manager.update('b', { allowOut: [a.sandboxAddress], denyOut: [] })
-    expect(await reaches(b.netns, a.sandboxAddress, PORT)).toBe(true)
+    for (const allowOut of [[a.sandboxAddress], [`10.241.${subnet}.0/24`], ['0.0.0.0/0']]) {
+      await manager.update('b', { allowOut, denyOut: [] })
+      expect(await reaches(b.netns, a.sandboxAddress, PORT)).toBe(false)
+    }
+    const c = await sandbox('c', 2, { allowOut: [a.sandboxAddress], denyOut: [] })
+    expect(await reaches(c.netns, a.sandboxAddress, PORT)).toBe(false)
+  })
+
+  it('lets only root on the host open connections to a sandbox', async () => {
+    const a = await sandbox('a', 0)
+    await server(a.netns, a.sandboxAddress)
+    expect(await reachesAsNobody(a.sandboxAddress, PORT)).toBe(false)
+    const fromRoot = await fetch(`http://${a.sandboxAddress}:${PORT}/`)
+    expect(await fromRoot.text()).toBe('ok')
   })
 
   it('keeps sandboxes away from host services, even through their gateway', async () => {
@@ -158,6 +184,8 @@ describe('network manager', () => {
     const fromHost = await fetch(`http://127.0.0.1:${PORT}/`)
     expect(await fromHost.text()).toBe('ok')
     const network = await sandbox('nohost', 0, { allowOut: ['0.0.0.0/0'], denyOut: [] })
+    expect(await reaches(network.netns, network.hostAddress, PORT)).toBe(false)
+    await manager.update('nohost', { allowOut: [network.hostAddress], denyOut: [] })
     expect(await reaches(network.netns, network.hostAddress, PORT)).toBe(false)
   })
 

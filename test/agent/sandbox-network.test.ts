@@ -1,13 +1,17 @@
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { promisify } from 'node:util'
 import type { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxInfo } from '../../src/agent/index.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
-import { startTestAgent, type TestAgent } from './agent-fixture.js'
+import { startTestAgent, TEST_ADDRESS_POOL, type TestAgent } from './agent-fixture.js'
 import { startTestNetworkHost, type TestNetworkHost } from './test-network-host.js'
+
+const execFileAsync = promisify(execFile)
 
 let test: TestAgent
 let external: TestNetworkHost
@@ -43,20 +47,22 @@ afterAll(async () => {
 })
 
 describe('sandbox networking', () => {
-  it('reaches a test host by default, and egress rules change live', async () => {
+  it('reaches a private test host only when allowOut names it, and rules change live', async () => {
     const sandbox = sandboxForEnvd(a.envdURL)
     const target = `http://${external.address}:8080/`
-    expect(await curl(sandbox, target)).toBe('external')
-    await test.agent.updateNetwork(a.sandboxID, { allowOut: [], denyOut: [external.address] })
+    // 10.232.x is RFC 1918: closed by default, and a catch-all allowOut does not open it.
     expect(await curl(sandbox, target)).toMatch(/^blocked/)
+    await test.agent.updateNetwork(a.sandboxID, { allowOut: ['0.0.0.0/0'], denyOut: [] })
+    expect(await curl(sandbox, target)).toMatch(/^blocked/)
+    await test.agent.updateNetwork(a.sandboxID, { allowOut: [external.address], denyOut: [] })
+    expect(await curl(sandbox, target)).toBe('external')
     await test.agent.updateNetwork(a.sandboxID, {
       allowOut: [`${external.address.replace(/\.\d+$/, '.0')}/30`],
       denyOut: ['0.0.0.0/0'],
     })
     expect(await curl(sandbox, target)).toBe('external')
-    await test.agent.updateNetwork(a.sandboxID, { allowOut: [], denyOut: ['10.232.0.0/16'] })
-    expect(await curl(sandbox, target)).toMatch(/^blocked/)
     await test.agent.updateNetwork(a.sandboxID, { allowOut: [], denyOut: [] })
+    expect(await curl(sandbox, target)).toMatch(/^blocked/)
   })
 
   it('keeps sandboxes apart, while the host reaches each', async () => {
@@ -78,6 +84,31 @@ describe('sandbox networking', () => {
     expect(await curl(sandboxForEnvd(a.envdURL), `http://${b.address}:8000/`)).toMatch(/^blocked/)
   })
 
+  it("cannot reach another sandbox's envd even when its allowOut names it", async () => {
+    const sandbox = sandboxForEnvd(a.envdURL)
+    const health = `${b.envdURL}/health`
+    for (const allowOut of [[b.address], [TEST_ADDRESS_POOL], ['0.0.0.0/0']]) {
+      await test.agent.updateNetwork(a.sandboxID, { allowOut, denyOut: [] })
+      expect(await curl(sandbox, `-o /dev/null -w %{http_code} ${health}`)).toMatch(
+        /^(000)?blocked/,
+      )
+    }
+    await test.agent.updateNetwork(a.sandboxID, { allowOut: [], denyOut: [] })
+  })
+
+  it('answers envd to the service (root) only, not to other host users', async () => {
+    const health = `${b.envdURL}/health`
+    expect((await fetch(health)).status).toBe(204)
+    const asNobody = await execFileAsync('setpriv', [
+      ...['--reuid=65534', '--regid=65534', '--clear-groups'],
+      ...['curl', '-s', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '2', health],
+    ]).then(
+      ({ stdout }) => stdout,
+      (error: { stdout?: string; code?: number }) => `${error.stdout ?? ''} exit ${error.code}`,
+    )
+    expect(asNobody).toBe('000 exit 28')
+  })
+
   it('cannot reach a service on the host', async () => {
     const server = http.createServer((_req, res) => res.end('host'))
     server.listen(0, '0.0.0.0')
@@ -88,7 +119,8 @@ describe('sandbox networking', () => {
       const gateway = (
         await sandbox.commands.run("ip route | awk '/default/ {print $3}'")
       ).stdout.trim()
-      expect(gateway).toMatch(/^10\.231\./)
+      // The host end of the sandbox's /30: one below its own address.
+      expect(gateway).toBe(a.address.replace(/\d+$/, (last) => String(Number(last) - 1)))
       expect(await curl(sandbox, `http://${gateway}:${port}/`)).toMatch(/^blocked/)
     } finally {
       server.close()

@@ -10,6 +10,9 @@ export interface ParsedEgressPolicy {
 
 export type EgressList = 'allowOut' | 'denyOut'
 
+/** The SDK's `ALL_TRAFFIC` (wire contract §1.4): every IPv4 destination. */
+export const ALL_TRAFFIC = '0.0.0.0/0'
+
 /**
  * An allowOut/denyOut entry that is not an IPv4 address or CIDR. For denyOut the message is the
  * wire contract's 400 text (§1.4): `invalid denied CIDR <x>`.
@@ -40,8 +43,12 @@ export function parseEgressPolicy(policy: EgressPolicy): ParsedEgressPolicy {
 }
 
 function parseList(list: EgressList, entries: readonly string[]): string[] {
-  const parsed = entries.map((entry) => parseEntry(list, entry))
-  return withoutCovered(parsed).map(formatIPv4CIDR)
+  return normalisedNetworks(entries.map((entry) => parseEntry(list, entry)))
+}
+
+/** Normalised CIDRs for one nft interval set: sorted, none inside another. */
+export function normalisedNetworks(cidrs: readonly IPv4CIDR[]): string[] {
+  return withoutCovered(cidrs).map(formatIPv4CIDR)
 }
 
 function parseEntry(list: EgressList, entry: string): IPv4CIDR {

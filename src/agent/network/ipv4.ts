@@ -41,6 +41,13 @@ export function parseIPv4CIDR(text: string): IPv4CIDR | undefined {
   return { address: networkOf(address, prefixLength), prefixLength }
 }
 
+/** A CIDR the program itself holds (constants, the pool, interface addresses); throws if not one. */
+export function knownIPv4CIDR(text: string): IPv4CIDR {
+  const cidr = parseIPv4CIDR(text)
+  if (cidr === undefined) throw new RangeError(`not an IPv4 CIDR: ${text}`)
+  return cidr
+}
+
 export function formatIPv4CIDR(cidr: IPv4CIDR): string {
   return `${formatIPv4(cidr.address)}/${cidr.prefixLength}`
 }
@@ -55,6 +62,26 @@ export function covers(outer: IPv4CIDR, inner: IPv4CIDR): boolean {
   return (
     outer.prefixLength <= inner.prefixLength &&
     networkOf(inner.address, outer.prefixLength) === outer.address
+  )
+}
+
+/** Whether the two networks share any address (CIDRs either nest or are disjoint). */
+export function overlaps(a: IPv4CIDR, b: IPv4CIDR): boolean {
+  return covers(a, b) || covers(b, a)
+}
+
+/**
+ * `cidr` without the `holes` inside it, as the fewest CIDRs: halves are kept whole once no hole
+ * lies in them, and a hole is dropped whole. Holes wider than `cidr` remove all of it.
+ */
+export function withoutNetworks(cidr: IPv4CIDR, holes: readonly IPv4CIDR[]): IPv4CIDR[] {
+  const inside = holes.filter((hole) => overlaps(cidr, hole))
+  if (inside.length === 0) return [cidr]
+  if (inside.some((hole) => covers(hole, cidr))) return []
+  const prefixLength = cidr.prefixLength + 1
+  const half = sizeOf({ address: 0, prefixLength })
+  return [cidr.address, cidr.address + half].flatMap((address) =>
+    withoutNetworks({ address, prefixLength }, inside),
   )
 }
 

@@ -1,10 +1,16 @@
 import { writeFile } from 'node:fs/promises'
+import { networkInterfaces } from 'node:os'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
 import { hostNames, nftTableName, PREFIX_PATTERN, type SandboxHostNames } from '../host-names.js'
 import { pathExists } from '../path-exists.js'
 import { type AddressPool, createAddressPool } from './address-pool.js'
-import { parseEgressPolicy } from './egress-policy.js'
+import {
+  openedNetworks,
+  SPECIAL_PURPOSE_NETWORKS,
+  type UnreachableNetwork,
+} from './closed-networks.js'
+import { normalisedNetworks, type ParsedEgressPolicy, parseEgressPolicy } from './egress-policy.js'
 import {
   batchArgs,
   defaultRouteArgs,
@@ -14,6 +20,7 @@ import {
   netnsListArgs,
   sandboxSetupBatch,
 } from './ip-commands.js'
+import { covers, knownIPv4CIDR } from './ipv4.js'
 import type { EgressPolicy, NetworkManager, SandboxNetwork } from './network.js'
 import { defaultRouteDevices, netnsNames, presentObjects, tableNames } from './network-state.js'
 import {
@@ -52,6 +59,10 @@ class HostNetworkManager implements NetworkManager {
   private readonly prefix: string
   private readonly table: string
   private readonly logger: Logger
+  /** Closed unless allowOut names them: special-purpose ranges, plus the host's subnets at init. */
+  private closed: readonly string[] = normalisedNetworks(
+    SPECIAL_PURPOSE_NETWORKS.map(knownIPv4CIDR),
+  )
 
   constructor(
     private readonly config: NetworkManagerConfig,
@@ -65,6 +76,7 @@ class HostNetworkManager implements NetworkManager {
   async init(): Promise<void> {
     const { masquerade } = this.config
     const uplinks = defaultRouteDevices(await this.ip(defaultRouteArgs()))
+    this.closed = closedNetworks(this.prefix, hostAddresses())
     if (masquerade) {
       if (uplinks.length === 0) this.logger.warn('no default route: sandboxes have no way out')
       // Replies to masqueraded flows enter through the uplink, and the kernel forwards only
@@ -72,13 +84,14 @@ class HostNetworkManager implements NetworkManager {
       await Promise.all(uplinks.map(enableForwarding))
     }
     const poolCIDR = this.pool.cidr
-    await this.applyNft(tableScript({ prefix: this.prefix, poolCIDR, masquerade, uplinks }))
-    this.logger.info({ table: this.table, uplinks, masquerade }, 'network table ready')
+    const { closed } = this
+    await this.applyNft(tableScript({ prefix: this.prefix, poolCIDR, masquerade, uplinks, closed }))
+    this.logger.info({ table: this.table, uplinks, masquerade, closed }, 'network table ready')
   }
 
   async setup(sandboxID: string, slot: number, policy: EgressPolicy): Promise<SandboxNetwork> {
     const names = this.namesOf(sandboxID)
-    const parsed = parseEgressPolicy(policy)
+    const parsed = this.setElements(policy)
     const addresses = this.pool.addresses(slot)
     const spec = { netns: names.netns, hostVeth: names.hostVeth, ...addresses }
     // The cleanup below would take a live sandbox's network down with the failed attempt.
@@ -111,7 +124,7 @@ class HostNetworkManager implements NetworkManager {
   }
 
   async update(sandboxID: string, policy: EgressPolicy): Promise<void> {
-    const parsed = parseEgressPolicy(policy)
+    const parsed = this.setElements(policy)
     await this.applyNft(updateScript(this.prefix, this.namesOf(sandboxID).hostVeth, parsed))
   }
 
@@ -130,6 +143,19 @@ class HostNetworkManager implements NetworkManager {
     this.logger.debug({ sandboxID, ms: performance.now() - started }, 'sandbox network removed')
   }
 
+  /** In-process (getifaddrs), no `ip` spawn: the api asks on every create and update. */
+  async unreachable(): Promise<UnreachableNetwork[]> {
+    const pool = knownIPv4CIDR(this.pool.cidr)
+    const addresses = hostAddresses()
+      .map(({ address }) => knownIPv4CIDR(`${address}/32`))
+      // Loopback inside a sandbox is the sandbox's own; pool addresses are the pool's.
+      .filter((cidr) => !covers(LOOPBACK, cidr) && !covers(pool, cidr))
+    return [
+      { cidr: this.pool.cidr, kind: 'address pool' },
+      ...normalisedNetworks(addresses).map((cidr) => ({ cidr, kind: 'host address' as const })),
+    ]
+  }
+
   async present(): Promise<string[]> {
     const own = `${this.prefix}-`
     return netnsNames(await this.ip(netnsListArgs()))
@@ -139,6 +165,12 @@ class HostNetworkManager implements NetworkManager {
 
   async destroy(): Promise<void> {
     await this.applyNft(tableRemovalScript(this.prefix))
+  }
+
+  /** The policy as the sandbox's sets hold it: allowOut opens closed networks only by name. */
+  private setElements(policy: EgressPolicy): ParsedEgressPolicy {
+    const parsed = parseEgressPolicy(policy)
+    return { allow: openedNetworks(parsed.allow, this.closed), deny: parsed.deny }
   }
 
   private namesOf(sandboxID: string): SandboxHostNames {
@@ -184,6 +216,40 @@ class HostNetworkManager implements NetworkManager {
   private nft(args: string[], input?: string): Promise<string> {
     return runHostCommand(this.config.nftPath ?? 'nft', args, input === undefined ? {} : { input })
   }
+}
+
+const LOOPBACK = knownIPv4CIDR('127.0.0.0/8')
+
+interface HostAddress {
+  ifname: string
+  address: string
+  /** The address with its subnet's prefix length, `192.0.2.2/24`. */
+  cidr: string
+  /** Loopback. */
+  internal: boolean
+}
+
+/** The IPv4 addresses of the host's interfaces (the agent runs in the host's netns). */
+function hostAddresses(): HostAddress[] {
+  return Object.entries(networkInterfaces()).flatMap(([ifname, entries = []]) =>
+    entries.flatMap((entry) =>
+      entry.family === 'IPv4' && entry.cidr !== null
+        ? [{ ifname, address: entry.address, cidr: entry.cidr, internal: entry.internal }]
+        : [],
+    ),
+  )
+}
+
+/**
+ * The networks closed by default: the special-purpose ranges and the subnets of the host's own
+ * interfaces (the machines next to the host, which may be public addresses in a data centre),
+ * but not loopback's, nor the /30s of this agent's sandboxes (dropped before any of this).
+ */
+function closedNetworks(prefix: string, addresses: readonly HostAddress[]): string[] {
+  const subnets = addresses
+    .filter(({ ifname, internal }) => !internal && !ifname.startsWith(`${prefix}h`))
+    .map(({ cidr }) => knownIPv4CIDR(cidr))
+  return normalisedNetworks([...SPECIAL_PURPOSE_NETWORKS.map(knownIPv4CIDR), ...subnets])
 }
 
 /**

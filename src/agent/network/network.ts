@@ -1,3 +1,5 @@
+import type { UnreachableNetwork } from './closed-networks.js'
+
 /**
  * Where a sandbox may send traffic (wire contract §4.5): allow beats deny; entries are IPv4
  * CIDRs or bare IPs (`/32`). `allow_internet_access: false` arrives as denyOut 0.0.0.0/0.
@@ -28,6 +30,8 @@ export interface NetworkManager {
   setup(sandboxID: string, slot: number, policy: EgressPolicy): Promise<SandboxNetwork>
   /** Replaces the sandbox's allow/deny sets in place (live). */
   update(sandboxID: string, policy: EgressPolicy): Promise<void>
+  /** What no sandbox may reach: the pool and the host's own addresses, as the host is now. */
+  unreachable(): Promise<UnreachableNetwork[]>
   /** Removes everything `setup` made; missing pieces are fine. */
   teardown(sandboxID: string): Promise<void>
   /** Sandbox IDs whose netns exists on the host (for reconcile). */

@@ -15,6 +15,8 @@ export interface TableConfig {
   masquerade: boolean
   /** Interfaces of the host's default routes (`ip -j route show default`). */
   uplinks: readonly string[]
+  /** Normalised CIDRs closed to sandboxes unless their allowOut names them (closed-networks.ts). */
+  closed: readonly string[]
 }
 
 /** The nft objects of one sandbox, all named after its host veth. */
@@ -34,6 +36,11 @@ export interface PresentObjects {
 
 /** Verdict map: host veth name → `jump <sandbox chain>` (host-facts: `iifname vmap`). */
 export const SANDBOX_MAP = 'sandboxes'
+
+/** The table's set of networks closed by default, shared by every sandbox chain. */
+export const CLOSED_SET = 'closed'
+
+const INTERVAL_SET = '{ type ipv4_addr; flags interval; }'
 
 const UPLINK_NAME = /^[A-Za-z0-9_.-]{1,15}$/
 
@@ -57,20 +64,35 @@ export function tableScript(config: TableConfig): string {
   return lines([
     `add table ${t}`,
     `add map ${t} ${SANDBOX_MAP} { type ifname : verdict; }`,
+    `add set ${t} ${CLOSED_SET} ${INTERVAL_SET}`,
+    ...setContents(config.prefix, CLOSED_SET, config.closed),
     `add chain ${t} input { type filter hook input priority filter; policy accept; }`,
     `flush chain ${t} input`,
-    // host-facts § Networking: sandboxes never open connections to the host. Replies to the
-    // host's own connections (the agent and proxy calling envd) are established.
+    // host-facts § Networking: sandboxes never open connections to the host, whatever their
+    // allowOut says (no allow rule is consulted on this path). Replies to the host's own
+    // connections (the agent and proxy calling envd) are established.
     `add rule ${t} input iifname ${sandboxes} ct state established,related accept`,
     `add rule ${t} input iifname ${sandboxes} drop`,
+    `add chain ${t} output { type filter hook output priority filter; policy accept; }`,
+    `flush chain ${t} output`,
+    // Only the service opens connections to sandboxes: the agent and the proxy run as root,
+    // and the proxy is where the traffic token and envd's access checks are made. Any other
+    // host user (and a user's slirp4netns) would skip them; IPv6 link-local addresses on the
+    // veths are covered too, as the match is the interface. Kernel replies (RST, ICMP) to a
+    // flow are established or related; other users' netns arrive by forward, closed below.
+    `add rule ${t} output oifname ${sandboxes} ct state established,related accept`,
+    `add rule ${t} output oifname ${sandboxes} meta skuid 0 accept`,
+    `add rule ${t} output oifname ${sandboxes} drop`,
     `add chain ${t} forward { type filter hook forward priority filter; policy accept; }`,
     `flush chain ${t} forward`,
-    // Without masquerade sandbox traffic must never reach the host's real network.
-    ...(config.masquerade || uplinks === ''
-      ? []
-      : [`add rule ${t} forward iifname ${sandboxes} oifname { ${uplinks} } drop`]),
+    // Sandboxes never reach each other, before any state or allow rule: not through their
+    // veths, and not through a pool address routed elsewhere (an unused slot's address
+    // follows the default route).
+    `add rule ${t} forward iifname ${sandboxes} oifname ${sandboxes} drop`,
+    `add rule ${t} forward iifname ${sandboxes} ip daddr ${pool} drop`,
     // The allow/deny sets are IPv4 (wire contract §4.5); IPv6 from a sandbox goes nowhere.
     `add rule ${t} forward iifname ${sandboxes} meta nfproto ipv6 drop`,
+    ...uplinkRules(t, sandboxes, config.masquerade, uplinks),
     `add rule ${t} forward iifname ${sandboxes} ct state established,related accept`,
     `add rule ${t} forward oifname ${sandboxes} ct state established,related accept`,
     `add rule ${t} forward iifname ${sandboxes} iifname vmap @${SANDBOX_MAP}`,
@@ -88,8 +110,28 @@ export function tableScript(config: TableConfig): string {
 }
 
 /**
- * A sandbox's sets, chain and map element. Allow is checked before deny (wire contract §4.5:
- * allow beats deny); then traffic to any other sandbox is dropped, then the rest accepted.
+ * Where sandbox traffic may leave the host. Masqueraded, only through an uplink: never into a
+ * bridge, a VPN or another host-local network. Without masquerade, never through an uplink:
+ * the pool's addresses must not reach the host's real network.
+ */
+function uplinkRules(t: string, sandboxes: string, masquerade: boolean, uplinks: string): string[] {
+  if (masquerade) {
+    return [
+      uplinks === ''
+        ? `add rule ${t} forward iifname ${sandboxes} drop`
+        : `add rule ${t} forward iifname ${sandboxes} oifname != { ${uplinks} } drop`,
+    ]
+  }
+  return uplinks === ''
+    ? []
+    : [`add rule ${t} forward iifname ${sandboxes} oifname { ${uplinks} } drop`]
+}
+
+/**
+ * A sandbox's sets, chain and map element. The base forward chain has already dropped traffic
+ * to other sandboxes and the host, so nothing here can open them. Allow is checked first (wire
+ * contract §4.5: allow beats deny; its elements come from closed-networks.ts `openedNetworks`),
+ * then the networks closed by default, then deny; the rest is accepted.
  */
 export function sandboxScript(
   prefix: string,
@@ -99,16 +141,15 @@ export function sandboxScript(
   const t = tableRef(prefix)
   const veth = checkedHostVeth(prefix, hostVeth)
   const { chain, allowSet, denySet } = sandboxObjects(veth)
-  const set = '{ type ipv4_addr; flags interval; }'
   return lines([
-    `add set ${t} ${allowSet} ${set}`,
-    `add set ${t} ${denySet} ${set}`,
+    `add set ${t} ${allowSet} ${INTERVAL_SET}`,
+    `add set ${t} ${denySet} ${INTERVAL_SET}`,
     ...fillSets(prefix, veth, policy),
     `add chain ${t} ${chain}`,
     `flush chain ${t} ${chain}`,
     `add rule ${t} ${chain} ip daddr @${allowSet} accept`,
+    `add rule ${t} ${chain} ip daddr @${CLOSED_SET} drop`,
     `add rule ${t} ${chain} ip daddr @${denySet} drop`,
-    `add rule ${t} ${chain} oifname "${checkedPrefix(prefix)}h*" drop`,
     `add rule ${t} ${chain} accept`,
     `add element ${t} ${SANDBOX_MAP} { "${veth}" : jump ${chain} }`,
   ])
@@ -143,15 +184,21 @@ export function tableRemovalScript(prefix: string): string {
 }
 
 function fillSets(prefix: string, veth: string, policy: ParsedEgressPolicy): string[] {
-  const t = tableRef(prefix)
   const { allowSet, denySet } = sandboxObjects(veth)
-  const elements = (name: string, cidrs: readonly string[]) =>
-    cidrs.length === 0 ? [] : [`add element ${t} ${name} { ${cidrs.map(checkedCIDR).join(', ')} }`]
   return [
-    `flush set ${t} ${allowSet}`,
-    `flush set ${t} ${denySet}`,
-    ...elements(allowSet, policy.allow),
-    ...elements(denySet, policy.deny),
+    ...setContents(prefix, allowSet, policy.allow),
+    ...setContents(prefix, denySet, policy.deny),
+  ]
+}
+
+/** Replaces an interval set's elements; the CIDRs must not overlap (nft 1.0.6 refuses). */
+function setContents(prefix: string, set: string, cidrs: readonly string[]): string[] {
+  const t = tableRef(prefix)
+  return [
+    `flush set ${t} ${set}`,
+    ...(cidrs.length === 0
+      ? []
+      : [`add element ${t} ${set} { ${cidrs.map(checkedCIDR).join(', ')} }`]),
   ]
 }
 

@@ -53,4 +53,21 @@ describe('the API error catalog', () => {
     ].map((error) => error.status)
     expect(statuses).toEqual([400, 401, 403, 404, 409, 429, 500])
   })
+
+  it('names the allowOut entry no sandbox may reach, and why', () => {
+    const pool = { cidr: '10.231.0.0/16', kind: 'address pool' as const }
+    expect(
+      apiErrors.unreachableAllowedEntry({ entry: '10.231.0.6', network: pool }).body(),
+    ).toEqual({
+      code: 400,
+      message:
+        'allowOut entry 10.231.0.6 overlaps the sandbox address pool 10.231.0.0/16: sandboxes never reach other sandboxes or the host',
+    })
+    const host = { cidr: '192.0.2.2/32', kind: 'host address' as const }
+    expect(
+      apiErrors.unreachableAllowedEntry({ entry: '192.0.2.0/24', network: host }).message,
+    ).toBe(
+      'allowOut entry 192.0.2.0/24 overlaps the host address 192.0.2.2: sandboxes never reach other sandboxes or the host',
+    )
+  })
 })

@@ -3,8 +3,10 @@ import {
   covers,
   formatIPv4,
   formatIPv4CIDR,
+  overlaps,
   parseIPv4,
   parseIPv4CIDR,
+  withoutNetworks,
 } from '../../../../src/agent/network/ipv4.js'
 
 describe('ipv4', () => {
@@ -41,5 +43,33 @@ describe('ipv4', () => {
     expect(covers(wide, narrow)).toBe(true)
     expect(covers(narrow, wide)).toBe(false)
     expect(covers(wide, wide)).toBe(true)
+  })
+
+  it('tells whether two networks overlap', () => {
+    const cidr = (text: string) => parseIPv4CIDR(text) ?? { address: -1, prefixLength: 0 }
+    expect(overlaps(cidr('10.0.0.0/8'), cidr('10.9.0.0/16'))).toBe(true)
+    expect(overlaps(cidr('10.9.0.0/16'), cidr('10.0.0.0/8'))).toBe(true)
+    expect(overlaps(cidr('10.9.0.0/16'), cidr('10.10.0.0/16'))).toBe(false)
+  })
+
+  it('cuts networks out of a wider one, as the fewest CIDRs', () => {
+    const cidr = (text: string) => parseIPv4CIDR(text) ?? { address: -1, prefixLength: 0 }
+    const cut = (outer: string, holes: string[]) =>
+      withoutNetworks(cidr(outer), holes.map(cidr)).map(formatIPv4CIDR)
+    expect(cut('10.0.0.0/8', [])).toEqual(['10.0.0.0/8'])
+    expect(cut('10.0.0.0/8', ['10.0.0.0/8'])).toEqual([])
+    expect(cut('10.0.0.0/30', ['10.0.0.0/8'])).toEqual([])
+    expect(cut('10.0.0.0/8', ['11.0.0.0/8'])).toEqual(['10.0.0.0/8'])
+    expect(cut('10.0.0.0/29', ['10.0.0.4/31'])).toEqual(['10.0.0.0/30', '10.0.0.6/31'])
+    expect(cut('192.0.0.0/8', ['192.168.0.0/16'])).toEqual([
+      '192.0.0.0/9',
+      '192.128.0.0/11',
+      '192.160.0.0/13',
+      '192.169.0.0/16',
+      '192.170.0.0/15',
+      '192.172.0.0/14',
+      '192.176.0.0/12',
+      '192.192.0.0/10',
+    ])
   })
 })

@@ -8,27 +8,39 @@ import {
 } from '../../../../src/agent/network/nft-ruleset.js'
 
 const veth = 'sbh1a2b3c4d'
+const closed = ['10.0.0.0/8', '169.254.0.0/16']
 const policy = { allow: ['10.232.0.0/30', '1.2.3.4/32'], deny: ['0.0.0.0/0'] }
 
 describe('tableScript', () => {
-  it('without masquerade: host input closed, sandboxes filtered, the uplink out of bounds', () => {
+  it('without masquerade: host closed, sandboxes apart before anything else, the uplink out of bounds', () => {
     expect(
       tableScript({
         prefix: 'sb',
         poolCIDR: '10.231.0.0/16',
         masquerade: false,
         uplinks: ['eth0'],
+        closed,
       }),
     ).toBe(`add table inet sandbar_sb
 add map inet sandbar_sb sandboxes { type ifname : verdict; }
+add set inet sandbar_sb closed { type ipv4_addr; flags interval; }
+flush set inet sandbar_sb closed
+add element inet sandbar_sb closed { 10.0.0.0/8, 169.254.0.0/16 }
 add chain inet sandbar_sb input { type filter hook input priority filter; policy accept; }
 flush chain inet sandbar_sb input
 add rule inet sandbar_sb input iifname "sbh*" ct state established,related accept
 add rule inet sandbar_sb input iifname "sbh*" drop
+add chain inet sandbar_sb output { type filter hook output priority filter; policy accept; }
+flush chain inet sandbar_sb output
+add rule inet sandbar_sb output oifname "sbh*" ct state established,related accept
+add rule inet sandbar_sb output oifname "sbh*" meta skuid 0 accept
+add rule inet sandbar_sb output oifname "sbh*" drop
 add chain inet sandbar_sb forward { type filter hook forward priority filter; policy accept; }
 flush chain inet sandbar_sb forward
-add rule inet sandbar_sb forward iifname "sbh*" oifname { "eth0" } drop
+add rule inet sandbar_sb forward iifname "sbh*" oifname "sbh*" drop
+add rule inet sandbar_sb forward iifname "sbh*" ip daddr 10.231.0.0/16 drop
 add rule inet sandbar_sb forward iifname "sbh*" meta nfproto ipv6 drop
+add rule inet sandbar_sb forward iifname "sbh*" oifname { "eth0" } drop
 add rule inet sandbar_sb forward iifname "sbh*" ct state established,related accept
 add rule inet sandbar_sb forward oifname "sbh*" ct state established,related accept
 add rule inet sandbar_sb forward iifname "sbh*" iifname vmap @sandboxes
@@ -39,57 +51,82 @@ flush chain inet sandbar_sb postrouting
 `)
   })
 
-  it('with masquerade: no uplink drop, a NAT rule for the pool on every uplink', () => {
+  it('with masquerade: out through the uplinks only, a NAT rule for the pool on every uplink', () => {
     const script = tableScript({
       prefix: 'sb',
       poolCIDR: '10.231.0.0/16',
       masquerade: true,
       uplinks: ['eth0', 'wlan0'],
+      closed,
     })
     expect(script).not.toContain('oifname { "eth0", "wlan0" } drop')
+    expect(script).toContain(
+      'add rule inet sandbar_sb forward iifname "sbh*" oifname != { "eth0", "wlan0" } drop\n',
+    )
     expect(script.split('\n').slice(-2)).toEqual([
       'add rule inet sandbar_sb postrouting ip saddr 10.231.0.0/16 oifname { "eth0", "wlan0" } masquerade',
       '',
     ])
   })
 
-  it('without an uplink: neither rule', () => {
+  it('without an uplink: no NAT; masqueraded sandboxes have nowhere to go', () => {
     for (const masquerade of [true, false]) {
       const script = tableScript({
         prefix: 'sb',
         poolCIDR: '10.231.0.0/16',
         masquerade,
         uplinks: [],
+        closed,
       })
-      expect(script).not.toMatch(/oifname \{|masquerade/)
+      expect(script).not.toMatch(/oifname !?=? ?\{|masquerade/)
+      const dropAll = 'add rule inet sandbar_sb forward iifname "sbh*" drop\n'
+      const beforeVmap = script.slice(0, script.indexOf('vmap'))
+      expect(beforeVmap.includes(dropAll)).toBe(masquerade)
     }
   })
 
+  it('drops traffic between sandboxes before any established or allow rule', () => {
+    const script = tableScript({
+      prefix: 'sb',
+      poolCIDR: '10.231.0.0/16',
+      masquerade: true,
+      uplinks: ['eth0'],
+      closed,
+    })
+    const forward = script.split('\n').filter((line) => line.includes(' forward '))
+    const first = (text: string) => forward.findIndex((line) => line.includes(text))
+    expect(first('oifname "sbh*" drop')).toBeLessThan(first('ct state'))
+    expect(first('ip daddr 10.231.0.0/16 drop')).toBeLessThan(first('vmap'))
+  })
+
   it('refuses unchecked names', () => {
-    const config = { prefix: 'sb', poolCIDR: '10.231.0.0/16', masquerade: false }
+    const config = { prefix: 'sb', poolCIDR: '10.231.0.0/16', masquerade: false, closed }
     expect(() => tableScript({ ...config, uplinks: ['eth0" accept'] })).toThrow(RangeError)
     expect(() => tableScript({ ...config, prefix: 'SB', uplinks: [] })).toThrow(RangeError)
     expect(() => tableScript({ ...config, poolCIDR: '10.231.0.1/16', uplinks: [] })).toThrow(
+      RangeError,
+    )
+    expect(() => tableScript({ ...config, closed: ['10.0.0.1/8'], uplinks: [] })).toThrow(
       RangeError,
     )
   })
 })
 
 describe('sandbox scripts', () => {
-  it('creates the sets, the chain (allow, deny, other sandboxes, accept) and the map element', () => {
+  it('creates the sets, the chain (allow, closed, deny, accept) and the map element', () => {
     expect(
       sandboxScript('sb', veth, policy),
     ).toBe(`add set inet sandbar_sb allow_sbh1a2b3c4d { type ipv4_addr; flags interval; }
 add set inet sandbar_sb deny_sbh1a2b3c4d { type ipv4_addr; flags interval; }
 flush set inet sandbar_sb allow_sbh1a2b3c4d
-flush set inet sandbar_sb deny_sbh1a2b3c4d
 add element inet sandbar_sb allow_sbh1a2b3c4d { 10.232.0.0/30, 1.2.3.4/32 }
+flush set inet sandbar_sb deny_sbh1a2b3c4d
 add element inet sandbar_sb deny_sbh1a2b3c4d { 0.0.0.0/0 }
 add chain inet sandbar_sb sandbox_sbh1a2b3c4d
 flush chain inet sandbar_sb sandbox_sbh1a2b3c4d
 add rule inet sandbar_sb sandbox_sbh1a2b3c4d ip daddr @allow_sbh1a2b3c4d accept
+add rule inet sandbar_sb sandbox_sbh1a2b3c4d ip daddr @closed drop
 add rule inet sandbar_sb sandbox_sbh1a2b3c4d ip daddr @deny_sbh1a2b3c4d drop
-add rule inet sandbar_sb sandbox_sbh1a2b3c4d oifname "sbh*" drop
 add rule inet sandbar_sb sandbox_sbh1a2b3c4d accept
 add element inet sandbar_sb sandboxes { "sbh1a2b3c4d" : jump sandbox_sbh1a2b3c4d }
 `)
