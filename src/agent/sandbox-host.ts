@@ -5,6 +5,7 @@ import { hostNames } from './host-names.js'
 import type { AgentConfig } from './index.js'
 import type { NetworkManager, SandboxNetwork } from './network/network.js'
 import { BASE_HOSTNAME } from './rootfs/base-template.js'
+import { mountDiskImage, removeDiskImage } from './rootfs/disk-image.js'
 import { mountOverlay, unmountOverlay } from './rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
@@ -22,12 +23,16 @@ export interface HostParts {
 /** Where one sandbox's files live under its record directory. */
 export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
   const dir = records.dir(sandboxID)
+  // The sandbox's own disk holds everything it can grow: its upper layer and its output.
+  const disk = path.join(dir, 'disk')
   return {
-    upper: path.join(dir, 'upper'),
-    work: path.join(dir, 'work'),
+    image: path.join(dir, 'disk.img'),
+    disk,
+    upper: path.join(disk, 'upper'),
+    work: path.join(disk, 'work'),
     rootfs: path.join(dir, 'rootfs'),
     bundle: path.join(dir, 'bundle'),
-    output: path.join(dir, 'output.log'),
+    output: path.join(disk, 'output.log'),
   }
 }
 
@@ -47,7 +52,7 @@ export async function startSandboxHost(
   // or throws, so the caller's cleanup never races a half-finished step.
   const [network, rootfs] = await Promise.allSettled([
     parts.network.setup(record.sandboxID, record.slot, record.egress),
-    mountRootfs(paths, layers, config.idShift),
+    mountRootfs(paths, layers, config.idShift, record.diskSizeMB),
   ])
   if (network.status === 'rejected') throw network.reason
   if (rootfs.status === 'rejected') throw rootfs.reason
@@ -72,15 +77,21 @@ export async function startSandboxHost(
   return network.value
 }
 
-/** The sandbox's overlay root: its own upper layer over the template's layers. */
+/**
+ * The sandbox's overlay root: its own upper layer, on its own disk of `diskSizeMB`, over the
+ * template's layers.
+ */
 async function mountRootfs(
   paths: ReturnType<typeof sandboxPaths>,
   layers: TemplateLayers,
   idShift: number,
+  diskSizeMB: number,
 ): Promise<void> {
-  for (const dir of [paths.upper, paths.work, paths.rootfs, paths.bundle]) {
+  for (const dir of [paths.disk, paths.rootfs, paths.bundle]) {
     await mkdir(dir, { recursive: true })
   }
+  await mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: diskSizeMB })
+  for (const dir of [paths.upper, paths.work]) await mkdir(dir)
   // The upper layer is the sandbox root's own: root inside is idShift outside.
   await chown(paths.upper, idShift, idShift)
   await chown(paths.work, idShift, idShift)
@@ -106,7 +117,7 @@ function envdEnvironment(record: SandboxRecord, toolbox: Toolbox): Record<string
 
 /**
  * Removes a sandbox's host objects in reverse order: container (with its processes and
- * cgroups), overlay mount, network, then its directory. Each step tolerates what is already
+ * cgroups), overlay mount, disk, network, then its directory. Each step tolerates what is already
  * gone, so this also cleans up after a crash at any point. The container goes from the
  * runtime its record names, or from every runtime with state when there is no record.
  */
@@ -115,7 +126,9 @@ export async function removeSandboxHost(parts: HostParts, sandboxID: string): Pr
   const record = await parts.records.read(sandboxID)
   const runtimes = record ? [parts.runtimes.get(record.runtime)] : await parts.runtimes.withState()
   for (const runtime of runtimes) await runtime.remove(names.container)
-  await unmountOverlay(sandboxPaths(parts.records, sandboxID).rootfs)
+  const paths = sandboxPaths(parts.records, sandboxID)
+  await unmountOverlay(paths.rootfs)
+  await removeDiskImage({ image: paths.image, mountPoint: paths.disk })
   await parts.network.teardown(sandboxID)
   await parts.records.remove(sandboxID)
 }
