@@ -1,6 +1,7 @@
-import { chown, mkdir } from 'node:fs/promises'
+import { chown, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { ENVD_PORT } from '../envd/index.js'
+import { runHostCommand } from './host-command.js'
 import { hostNames } from './host-names.js'
 import type { AgentConfig } from './index.js'
 import type { NetworkManager, SandboxNetwork } from './network/network.js'
@@ -92,6 +93,12 @@ async function mountRootfs(
   }
   await mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: diskSizeMB })
   for (const dir of [paths.upper, paths.work]) await mkdir(dir)
+  // The init's stdout and stderr: root's, beside the upper layer rather than in it, so the
+  // sandbox's IDs cannot open it on the host side and its growth counts against this disk.
+  // Append-only (chattr +a): the runtime's chown of its init's stdio to the sandbox's root
+  // fails (EPERM, which crun and runc ignore), and no descriptor can rewrite earlier lines.
+  await writeFile(paths.output, '', { mode: 0o600, flag: 'wx' })
+  await runHostCommand('chattr', ['+a', paths.output])
   // The upper layer is the sandbox root's own: root inside is idShift outside.
   await chown(paths.upper, idShift, idShift)
   await chown(paths.work, idShift, idShift)

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { statfs } from 'node:fs/promises'
+import { stat, statfs } from 'node:fs/promises'
 import { CommandExitError } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runHostCommand } from '../../src/agent/host-command.js'
 import type { SandboxInfo } from '../../src/agent/index.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
 import { startTestAgent, type TestAgent } from './agent-fixture.js'
@@ -95,5 +96,26 @@ describe("a sandbox's disk", () => {
     expect(reason.join(' ')).toBe('No space left on device')
     expect(Number(count)).toBeLessThan(DISK_MB * 64)
     await sandbox.commands.run('rm -rf /home/user/many', { timeoutMs: 60_000 })
+  })
+})
+
+describe("a sandbox's output file", () => {
+  it("is the service's: root's, on the sandbox's disk, out of reach of the sandbox's host IDs", async () => {
+    const output = `${test.config.dataDir}/sandboxes/${info.sandboxID}/disk/output.log`
+    const stats = await stat(output)
+    expect({ uid: stats.uid, gid: stats.gid, mode: stats.mode & 0o777 }).toEqual({
+      uid: 0,
+      gid: 0,
+      mode: 0o600,
+    })
+    // The sandbox's root as the host sees it: neither the file nor its directory is its.
+    const id = String(test.config.idShift)
+    const write = runHostCommand('setpriv', [
+      ...['--reuid', id, '--regid', id, '--clear-groups'],
+      ...['sh', '-c', `echo forged >> ${output}`],
+    ])
+    await expect(write).rejects.toMatchObject({
+      stderr: expect.stringContaining('Permission denied'),
+    })
   })
 })
