@@ -11,6 +11,7 @@ import { mountOverlay, unmountOverlay } from './rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
+import { createUserNamespace, namespaceOwner, removeUserNamespace } from './user-namespace.js'
 
 /** The agent's parts that build and remove a sandbox's host objects. */
 export interface HostParts {
@@ -34,6 +35,7 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
     rootfs: path.join(dir, 'rootfs'),
     bundle: path.join(dir, 'bundle'),
     output: path.join(disk, 'output.log'),
+    userns: path.join(dir, 'userns'),
   }
 }
 
@@ -57,6 +59,12 @@ export async function startSandboxHost(
   ])
   if (network.status === 'rejected') throw network.reason
   if (rootfs.status === 'rejected') throw rootfs.reason
+  const idMap = { hostID: config.idShift, size: 65536 }
+  await createUserNamespace({
+    file: paths.userns,
+    owner: namespaceOwner(network.value.sandboxAddress),
+    idMap,
+  })
   await parts.runtimes.get(record.runtime).run({
     id: names.container,
     bundleDir: paths.bundle,
@@ -65,7 +73,8 @@ export async function startSandboxHost(
     readonlyBinds: [{ source: parts.toolbox.dir, destination: parts.toolbox.mountPoint }],
     netnsPath: network.value.netnsPath,
     cgroupsPath: names.cgroupPath,
-    idMap: { hostID: config.idShift, size: 65536 },
+    idMap,
+    userNamespacePath: paths.userns,
     // The base template's /etc/hosts names this host, so sudo and friends resolve it.
     hostname: BASE_HOSTNAME,
     resources: { cpuCount: record.cpuCount, memoryMB: record.memoryMB, pids: config.pidsLimit },
@@ -124,8 +133,8 @@ function envdEnvironment(record: SandboxRecord, toolbox: Toolbox): Record<string
 
 /**
  * Removes a sandbox's host objects in reverse order: container (with its processes and
- * cgroups), overlay mount, disk, network, then its directory. Each step tolerates what is already
- * gone, so this also cleans up after a crash at any point. The container goes from the
+ * cgroups), user namespace, overlay mount, disk, network, then its directory. Each step
+ * tolerates what is already gone, so this also cleans up after a crash at any point. The container goes from the
  * runtime its record names, or from every runtime with state when there is no record.
  */
 export async function removeSandboxHost(parts: HostParts, sandboxID: string): Promise<void> {
@@ -134,6 +143,7 @@ export async function removeSandboxHost(parts: HostParts, sandboxID: string): Pr
   const runtimes = record ? [parts.runtimes.get(record.runtime)] : await parts.runtimes.withState()
   for (const runtime of runtimes) await runtime.remove(names.container)
   const paths = sandboxPaths(parts.records, sandboxID)
+  await removeUserNamespace(paths.userns)
   await unmountOverlay(paths.rootfs)
   await removeDiskImage({ image: paths.image, mountPoint: paths.disk })
   await parts.network.teardown(sandboxID)

@@ -152,7 +152,7 @@ export function buildOciSpec(
 
 function namespaces(spec: ContainerSpec, options: OciSpecOptions): OciSpec['linux']['namespaces'] {
   return [
-    ...(options.userNamespace ? [{ type: 'user' }] : []),
+    ...(options.userNamespace ? [userNamespace(spec)] : []),
     { type: 'pid' },
     { type: 'mount' },
     { type: 'ipc' },
@@ -161,6 +161,14 @@ function namespaces(spec: ContainerSpec, options: OciSpecOptions): OciSpec['linu
     // Joined, not created: the network role made the netns with its veth beforehand.
     { type: 'network', path: spec.netnsPath },
   ]
+}
+
+function userNamespace(spec: ContainerSpec): OciSpec['linux']['namespaces'][number] {
+  // Joined when the agent made it (owned by a host UID of the sandbox's own, see
+  // user-namespace.ts); crun and runc then keep its maps, which equal the spec's.
+  return spec.userNamespacePath === undefined
+    ? { type: 'user' }
+    : { type: 'user', path: spec.userNamespacePath }
 }
 
 function idMappings(spec: ContainerSpec): Pick<OciSpec['linux'], 'uidMappings' | 'gidMappings'> {

@@ -59,6 +59,12 @@ describe('buildOciSpec', () => {
     expect(config.linux.gidMappings).toEqual(mapping)
   })
 
+  it('joins a user namespace the agent made, keeping the same maps', () => {
+    const joined = buildOciSpec({ ...spec, userNamespacePath: '/var/lib/sandbar/a1/userns' })
+    expect(joined.linux.namespaces[0]).toEqual({ type: 'user', path: '/var/lib/sandbar/a1/userns' })
+    expect(joined.linux.uidMappings).toEqual(config.linux.uidMappings)
+  })
+
   it('turns cpuCount, memoryMB and pids into cgroup limits', () => {
     expect(config.linux.resources).toEqual({
       cpu: { quota: 200_000, period: 100_000 },
