@@ -3,7 +3,12 @@ import { mkdtemp, readdir, readFile, rm, rmdir } from 'node:fs/promises'
 import { pino } from 'pino'
 import { inject } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
-import { type Agent, type AgentConfig, createAgent } from '../../src/agent/index.js'
+import {
+  type Agent,
+  type AgentConfig,
+  createAgent,
+  type SandboxRequest,
+} from '../../src/agent/index.js'
 import { pathExists } from '../../src/agent/path-exists.js'
 import { leftoverCgroupDirs } from './cgroup-probe.js'
 import { TEST_ID_MAP } from './runtime-fixture.js'
@@ -25,6 +30,20 @@ export function testPrefix(): string {
   const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789'
   const [a = 0, b = 0] = randomBytes(2)
   return `sbt${alphabet[a % 36]}${alphabet[b % 36]}`
+}
+
+/** A request for a small sandbox of the base template with a fresh ID. */
+export function sandboxRequest(overrides: Partial<SandboxRequest> = {}): SandboxRequest {
+  return {
+    sandboxID: `i${randomBytes(10).toString('hex')}`,
+    templateID: 'base',
+    cpuCount: 1,
+    memoryMB: 256,
+    diskSizeMB: 512,
+    envVars: {},
+    egress: { allowOut: [], denyOut: [] },
+    ...overrides,
+  }
 }
 
 export interface TestAgent {

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto'
 import { stat, statfs } from 'node:fs/promises'
 import { CommandExitError } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import type { SandboxInfo } from '../../src/agent/index.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
-import { startTestAgent, type TestAgent } from './agent-fixture.js'
+import { sandboxRequest, startTestAgent, type TestAgent } from './agent-fixture.js'
 
 // Issue 9 item 8: each sandbox's writes land on a disk of its own size, with its own inodes,
 // never on the host's filesystem.
@@ -18,15 +17,7 @@ let info: SandboxInfo
 
 beforeAll(async () => {
   test = await startTestAgent()
-  info = await test.agent.create({
-    sandboxID: `i${randomBytes(10).toString('hex')}`,
-    templateID: 'base',
-    cpuCount: 1,
-    memoryMB: 256,
-    diskSizeMB: DISK_MB,
-    envVars: {},
-    egress: { allowOut: [], denyOut: [] },
-  })
+  info = await test.agent.create(sandboxRequest({ diskSizeMB: DISK_MB }))
 })
 
 afterAll(async () => {

@@ -1,23 +1,12 @@
-import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import type { SandboxInfo } from '../../src/agent/index.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
-import { startTestAgent, type TestAgent } from './agent-fixture.js'
+import { sandboxRequest, startTestAgent, type TestAgent } from './agent-fixture.js'
 
 // Issue 9 item 9: the kernel counts inotify instances per user of the user namespace's
 // owner, so every sandbox must have a budget of its own, apart from the host's root and from
 // other sandboxes.
-
-const request = () => ({
-  sandboxID: `i${randomBytes(10).toString('hex')}`,
-  templateID: 'base',
-  cpuCount: 1,
-  memoryMB: 256,
-  diskSizeMB: 512,
-  envVars: {},
-  egress: { allowOut: [], denyOut: [] },
-})
 
 /** Takes inotify instances until the kernel refuses, prints how many and why, then holds them. */
 const HOG = `
@@ -45,8 +34,8 @@ let b: SandboxInfo
 
 beforeAll(async () => {
   test = await startTestAgent()
-  a = await test.agent.create(request())
-  b = await test.agent.create(request())
+  a = await test.agent.create(sandboxRequest())
+  b = await test.agent.create(sandboxRequest())
 })
 
 afterAll(async () => {
