@@ -63,6 +63,11 @@ describe('buildOciSpec', () => {
     const joined = buildOciSpec({ ...spec, userNamespacePath: '/var/lib/sandbar/a1/userns' })
     expect(joined.linux.namespaces[0]).toEqual({ type: 'user', path: '/var/lib/sandbar/a1/userns' })
     expect(joined.linux.uidMappings).toEqual(config.linux.uidMappings)
+    const gvisor = buildOciSpec(
+      { ...spec, userNamespacePath: '/var/lib/sandbar/a1/userns' },
+      { userNamespace: true, pidsLimit: false, ownKernel: true },
+    )
+    expect(gvisor.linux.namespaces[0]).toEqual({ type: 'user' })
   })
 
   it('turns cpuCount, memoryMB and pids into cgroup limits', () => {
