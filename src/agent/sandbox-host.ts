@@ -4,6 +4,7 @@ import { ENVD_PORT } from '../envd/index.js'
 import { runHostCommand } from './host-command.js'
 import { hostNames } from './host-names.js'
 import type { AgentConfig } from './index.js'
+import { createAddressPool } from './network/address-pool.js'
 import type { NetworkManager, SandboxNetwork } from './network/network.js'
 import { BASE_HOSTNAME } from './rootfs/base-template.js'
 import { mountDiskImage, removeDiskImage } from './rootfs/disk-image.js'
@@ -51,20 +52,18 @@ export async function startSandboxHost(
   const { config } = parts
   const names = hostNames(config.prefix, record.sandboxID)
   const paths = sandboxPaths(parts.records, record.sandboxID)
-  // Network and root filesystem do not depend on each other. Both settle before this returns
-  // or throws, so the caller's cleanup never races a half-finished step.
-  const [network, rootfs] = await Promise.allSettled([
+  const idMap = { hostID: config.idShift, size: 65536 }
+  const address = createAddressPool(config.addressPool).addresses(record.slot).sandboxAddress
+  // Network, root filesystem and user namespace do not depend on each other. All settle
+  // before this returns or throws, so the caller's cleanup never races a half-finished step.
+  const [network, rootfs, userns] = await Promise.allSettled([
     parts.network.setup(record.sandboxID, record.slot, record.egress),
     mountRootfs(paths, layers, config.idShift, record.diskSizeMB),
+    createUserNamespace({ file: paths.userns, owner: namespaceOwner(address), idMap }),
   ])
   if (network.status === 'rejected') throw network.reason
   if (rootfs.status === 'rejected') throw rootfs.reason
-  const idMap = { hostID: config.idShift, size: 65536 }
-  await createUserNamespace({
-    file: paths.userns,
-    owner: namespaceOwner(network.value.sandboxAddress),
-    idMap,
-  })
+  if (userns.status === 'rejected') throw userns.reason
   await parts.runtimes.get(record.runtime).run({
     id: names.container,
     bundleDir: paths.bundle,
