@@ -1,4 +1,5 @@
-import { chmod, open, rm } from 'node:fs/promises'
+import { chmod, open, readdir, readFile, rm } from 'node:fs/promises'
+import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
 import { isMounted } from './overlay.js'
 
@@ -71,18 +72,19 @@ export async function removeDiskImage(disk: Pick<DiskImage, 'image' | 'mountPoin
   await rm(disk.image, { force: true })
 }
 
-/** Loop devices backed by `image`, per `losetup --associated`. */
+/**
+ * Loop devices backed by `image`, from sysfs (`/sys/block/loopN/loop/backing_file`, present
+ * while attached), which saves a `losetup` run on every kill.
+ */
 export async function loopDevicesOf(image: string): Promise<string[]> {
-  const output = await runHostCommand('losetup', [
-    '--list',
-    '--noheadings',
-    '-O',
-    'NAME',
-    '-j',
-    image,
-  ])
-  return output
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '')
+  const target = path.resolve(image)
+  const devices: string[] = []
+  for (const name of await readdir('/sys/block')) {
+    if (!name.startsWith('loop')) continue
+    const backing = await readFile(`/sys/block/${name}/loop/backing_file`, 'utf8').catch(() => '')
+    // The kernel appends " (deleted)" once the file is gone, as for /proc/*/exe.
+    const file = backing.trim().replace(/ \(deleted\)$/, '')
+    if (file === target) devices.push(`/dev/${name}`)
+  }
+  return devices
 }
