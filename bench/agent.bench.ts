@@ -16,6 +16,7 @@ const request = () => ({
   templateID: 'base',
   cpuCount: 1,
   memoryMB: 256,
+  diskSizeMB: 512,
   envVars: {},
   egress: { allowOut: [], denyOut: [] },
 })

@@ -14,6 +14,7 @@ const BASE_SIZES = {
   templateID: 'base',
   cpuCount: 2,
   memoryMB: 512,
+  diskSizeMB: 512,
   envVars: {},
   egress: { allowOut: [], denyOut: [] },
 }

@@ -102,6 +102,7 @@ class HostAgent implements Agent {
         runtime: config.runtime,
         cpuCount: request.cpuCount,
         memoryMB: request.memoryMB,
+        diskSizeMB: request.diskSizeMB,
         envVars: request.envVars,
         accessToken: request.accessToken,
         egress: request.egress,

@@ -56,6 +56,8 @@ export interface SandboxRequest {
   templateID: string
   cpuCount: number
   memoryMB: number
+  /** Size of the sandbox's own disk (its writes, files and output), in MiB. */
+  diskSizeMB: number
   /** Default env vars of user processes (`/init` envVars). */
   envVars: Record<string, string>
   /** envd access token; unset = envd open to anyone who reaches it. */

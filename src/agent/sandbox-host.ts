@@ -1,14 +1,18 @@
-import { chown, mkdir } from 'node:fs/promises'
+import { chown, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { ENVD_PORT } from '../envd/index.js'
+import { runHostCommand } from './host-command.js'
 import { hostNames } from './host-names.js'
 import type { AgentConfig } from './index.js'
+import { createAddressPool } from './network/address-pool.js'
 import type { NetworkManager, SandboxNetwork } from './network/network.js'
 import { BASE_HOSTNAME } from './rootfs/base-template.js'
+import { mountDiskImage, removeDiskImage } from './rootfs/disk-image.js'
 import { mountOverlay, unmountOverlay } from './rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
+import { createUserNamespace, namespaceOwner, removeUserNamespace } from './user-namespace.js'
 
 /** The agent's parts that build and remove a sandbox's host objects. */
 export interface HostParts {
@@ -22,12 +26,17 @@ export interface HostParts {
 /** Where one sandbox's files live under its record directory. */
 export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
   const dir = records.dir(sandboxID)
+  // The sandbox's own disk holds everything it can grow: its upper layer and its output.
+  const disk = path.join(dir, 'disk')
   return {
-    upper: path.join(dir, 'upper'),
-    work: path.join(dir, 'work'),
+    image: path.join(dir, 'disk.img'),
+    disk,
+    upper: path.join(disk, 'upper'),
+    work: path.join(disk, 'work'),
     rootfs: path.join(dir, 'rootfs'),
     bundle: path.join(dir, 'bundle'),
-    output: path.join(dir, 'output.log'),
+    output: path.join(disk, 'output.log'),
+    userns: path.join(dir, 'userns'),
   }
 }
 
@@ -43,14 +52,18 @@ export async function startSandboxHost(
   const { config } = parts
   const names = hostNames(config.prefix, record.sandboxID)
   const paths = sandboxPaths(parts.records, record.sandboxID)
-  // Network and root filesystem do not depend on each other. Both settle before this returns
-  // or throws, so the caller's cleanup never races a half-finished step.
-  const [network, rootfs] = await Promise.allSettled([
+  const idMap = { hostID: config.idShift, size: 65536 }
+  const address = createAddressPool(config.addressPool).addresses(record.slot).sandboxAddress
+  // Network, root filesystem and user namespace do not depend on each other. All settle
+  // before this returns or throws, so the caller's cleanup never races a half-finished step.
+  const [network, rootfs, userns] = await Promise.allSettled([
     parts.network.setup(record.sandboxID, record.slot, record.egress),
-    mountRootfs(paths, layers, config.idShift),
+    mountRootfs(paths, layers, config.idShift, record.diskSizeMB),
+    createUserNamespace({ file: paths.userns, owner: namespaceOwner(address), idMap }),
   ])
   if (network.status === 'rejected') throw network.reason
   if (rootfs.status === 'rejected') throw rootfs.reason
+  if (userns.status === 'rejected') throw userns.reason
   await parts.runtimes.get(record.runtime).run({
     id: names.container,
     bundleDir: paths.bundle,
@@ -59,7 +72,8 @@ export async function startSandboxHost(
     readonlyBinds: [{ source: parts.toolbox.dir, destination: parts.toolbox.mountPoint }],
     netnsPath: network.value.netnsPath,
     cgroupsPath: names.cgroupPath,
-    idMap: { hostID: config.idShift, size: 65536 },
+    idMap,
+    userNamespacePath: paths.userns,
     // The base template's /etc/hosts names this host, so sudo and friends resolve it.
     hostname: BASE_HOSTNAME,
     resources: { cpuCount: record.cpuCount, memoryMB: record.memoryMB, pids: config.pidsLimit },
@@ -72,15 +86,27 @@ export async function startSandboxHost(
   return network.value
 }
 
-/** The sandbox's overlay root: its own upper layer over the template's layers. */
+/**
+ * The sandbox's overlay root: its own upper layer, on its own disk of `diskSizeMB`, over the
+ * template's layers.
+ */
 async function mountRootfs(
   paths: ReturnType<typeof sandboxPaths>,
   layers: TemplateLayers,
   idShift: number,
+  diskSizeMB: number,
 ): Promise<void> {
-  for (const dir of [paths.upper, paths.work, paths.rootfs, paths.bundle]) {
+  for (const dir of [paths.disk, paths.rootfs, paths.bundle]) {
     await mkdir(dir, { recursive: true })
   }
+  await mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: diskSizeMB })
+  for (const dir of [paths.upper, paths.work]) await mkdir(dir)
+  // The init's stdout and stderr: root's, beside the upper layer rather than in it, so the
+  // sandbox's IDs cannot open it on the host side and its growth counts against this disk.
+  // Append-only (chattr +a): the runtime's chown of its init's stdio to the sandbox's root
+  // fails (EPERM, which crun and runc ignore), and no descriptor can rewrite earlier lines.
+  await writeFile(paths.output, '', { mode: 0o600, flag: 'wx' })
+  await runHostCommand('chattr', ['+a', paths.output])
   // The upper layer is the sandbox root's own: root inside is idShift outside.
   await chown(paths.upper, idShift, idShift)
   await chown(paths.work, idShift, idShift)
@@ -106,8 +132,8 @@ function envdEnvironment(record: SandboxRecord, toolbox: Toolbox): Record<string
 
 /**
  * Removes a sandbox's host objects in reverse order: container (with its processes and
- * cgroups), overlay mount, network, then its directory. Each step tolerates what is already
- * gone, so this also cleans up after a crash at any point. The container goes from the
+ * cgroups), user namespace, overlay mount, disk, network, then its directory. Each step
+ * tolerates what is already gone, so this also cleans up after a crash at any point. The container goes from the
  * runtime its record names, or from every runtime with state when there is no record.
  */
 export async function removeSandboxHost(parts: HostParts, sandboxID: string): Promise<void> {
@@ -115,7 +141,10 @@ export async function removeSandboxHost(parts: HostParts, sandboxID: string): Pr
   const record = await parts.records.read(sandboxID)
   const runtimes = record ? [parts.runtimes.get(record.runtime)] : await parts.runtimes.withState()
   for (const runtime of runtimes) await runtime.remove(names.container)
-  await unmountOverlay(sandboxPaths(parts.records, sandboxID).rootfs)
+  const paths = sandboxPaths(parts.records, sandboxID)
+  await removeUserNamespace(paths.userns)
+  await unmountOverlay(paths.rootfs)
+  await removeDiskImage({ image: paths.image, mountPoint: paths.disk })
   await parts.network.teardown(sandboxID)
   await parts.records.remove(sandboxID)
 }

@@ -12,6 +12,7 @@ const recordSchema = z.object({
   address: z.optional(z.string()),
   cpuCount: z.number(),
   memoryMB: z.number(),
+  diskSizeMB: z.number(),
   envVars: z.record(z.string(), z.string()),
   accessToken: z.optional(z.string()),
   egress: z.object({ allowOut: z.array(z.string()), denyOut: z.array(z.string()) }),

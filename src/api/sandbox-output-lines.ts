@@ -9,28 +9,51 @@ function levelOf(pinoLevel: unknown): LogLevel {
   return 'debug'
 }
 
-/** pino's own keys, which become the entry's timestamp, level and message, or are noise. */
-const PINO_KEYS = new Set(['level', 'time', 'msg', 'hostname', 'name'])
+/**
+ * Keys a line's fields never carry: pino's own, which become the entry's timestamp, level and
+ * message or are noise, and the service's, which mark lifecycle events (`event`) and who
+ * wrote an entry (`source`) — a sandbox line cannot pose as the service.
+ */
+const DROPPED_KEYS = new Set(['level', 'time', 'msg', 'hostname', 'name', 'event', 'source'])
+
+/** When a sandbox's lines may say they were written: from its start until they were read. */
+export interface OutputWindow {
+  startedAt: Date
+  receivedAt: Date
+}
 
 /**
- * One line of a sandbox's output as a log entry (§1.3 SandboxLogEntry). envd writes pino JSON
- * lines; the init and the runtime may write plain text, kept as an `info` message as it is.
+ * One line of a sandbox's output as a log entry (§1.3 SandboxLogEntry), marked as the
+ * sandbox's own (`fields.source: 'sandbox'`). envd writes pino JSON lines; the init and the
+ * runtime may write plain text, kept as an `info` message as it is. Anything in the sandbox
+ * can write these lines (its root included), so a line's level is kept as the sandbox's word,
+ * while a time outside the window becomes the time it was read: a line dated in the future
+ * would outlive retention and sort after everything else.
  */
-export function logEntryFromOutputLine(line: string, receivedAt: Date): SandboxLogEntry {
+export function logEntryFromOutputLine(line: string, window: OutputWindow): SandboxLogEntry {
+  const source = { source: 'sandbox' }
   const record = parseObject(line)
   if (record === undefined)
-    return { timestamp: receivedAt, level: 'info', message: line, fields: {} }
+    return { timestamp: window.receivedAt, level: 'info', message: line, fields: source }
   const fields: Record<string, string> = {}
   for (const [key, value] of Object.entries(record)) {
-    if (PINO_KEYS.has(key) || value === null || value === undefined) continue
+    if (DROPPED_KEYS.has(key) || value === null || value === undefined) continue
     fields[key] = typeof value === 'string' ? value : JSON.stringify(value)
   }
   return {
-    timestamp: typeof record.time === 'number' ? new Date(record.time) : receivedAt,
+    timestamp: timeWithin(record.time, window),
     level: levelOf(record.level),
     message: typeof record.msg === 'string' ? record.msg : '',
-    fields,
+    fields: { ...fields, ...source },
   }
+}
+
+function timeWithin(time: unknown, window: OutputWindow): Date {
+  const inWindow =
+    typeof time === 'number' &&
+    time >= window.startedAt.getTime() &&
+    time <= window.receivedAt.getTime()
+  return inWindow ? new Date(time) : window.receivedAt
 }
 
 function parseObject(line: string): Record<string, unknown> | undefined {

@@ -7,7 +7,7 @@ import { sampleEnvdMetrics } from './sandbox-metrics.js'
 import { logEntryFromOutputLine } from './sandbox-output-lines.js'
 
 /** A sandbox as far as telemetry needs it. */
-type SandboxRef = Pick<Sandbox, 'teamID' | 'sandboxID'>
+type SandboxRef = Pick<Sandbox, 'teamID' | 'sandboxID' | 'startedAt'>
 
 /**
  * What the control plane collects from sandboxes (§1.2 metrics and logs): envd's metrics as
@@ -65,8 +65,8 @@ export class SandboxTelemetry {
       throw error
     })
     if (output === undefined || output.bytesRead === from) return
-    const receivedAt = new Date()
-    const entries = output.lines.map((line) => logEntryFromOutputLine(line, receivedAt))
+    const window = { startedAt: sandbox.startedAt, receivedAt: new Date() }
+    const entries = output.lines.map((line) => logEntryFromOutputLine(line, window))
     await this.store.appendOutput(sandbox.teamID, sandbox.sandboxID, entries, output.bytesRead)
   }
 }

@@ -3,7 +3,13 @@ import { mkdtemp, readdir, readFile, rm, rmdir } from 'node:fs/promises'
 import { pino } from 'pino'
 import { inject } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
-import { type Agent, type AgentConfig, createAgent } from '../../src/agent/index.js'
+import {
+  type Agent,
+  type AgentConfig,
+  createAgent,
+  type SandboxRequest,
+} from '../../src/agent/index.js'
+import { pathExists } from '../../src/agent/path-exists.js'
 import { leftoverCgroupDirs } from './cgroup-probe.js'
 import { TEST_ID_MAP } from './runtime-fixture.js'
 
@@ -24,6 +30,20 @@ export function testPrefix(): string {
   const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789'
   const [a = 0, b = 0] = randomBytes(2)
   return `sbt${alphabet[a % 36]}${alphabet[b % 36]}`
+}
+
+/** A request for a small sandbox of the base template with a fresh ID. */
+export function sandboxRequest(overrides: Partial<SandboxRequest> = {}): SandboxRequest {
+  return {
+    sandboxID: `i${randomBytes(10).toString('hex')}`,
+    templateID: 'base',
+    cpuCount: 1,
+    memoryMB: 256,
+    diskSizeMB: 512,
+    envVars: {},
+    egress: { allowOut: [], denyOut: [] },
+    ...overrides,
+  }
 }
 
 export interface TestAgent {
@@ -81,8 +101,9 @@ export async function startTestAgent(overrides: Partial<AgentConfig> = {}): Prom
 }
 
 /**
- * What an agent's sandboxes left on the host: netns, nft chains, mounts, cgroups, containers
- * and processes carrying its prefix or living under its data directory.
+ * What an agent's sandboxes left on the host: netns, nft chains, mounts, loop devices, disk
+ * images, cgroups, containers and processes carrying its prefix or living under its data
+ * directory.
  */
 export async function hostLeaks(config: AgentConfig): Promise<string[]> {
   const { prefix, dataDir } = config
@@ -92,6 +113,12 @@ export async function hostLeaks(config: AgentConfig): Promise<string[]> {
     if (line.startsWith(`${prefix}-`)) leaks.push(`netns ${line}`)
   const mounts = await readFile('/proc/self/mountinfo', 'utf8')
   for (const line of mounts.split('\n')) if (line.includes(dataDir)) leaks.push(`mount ${line}`)
+  const loops = await runHostCommand('losetup', ['--list', '--noheadings', '-O', 'NAME,BACK-FILE'])
+  for (const line of loops.split('\n')) if (line.includes(dataDir)) leaks.push(`loop ${line}`)
+  for (const sandboxID of await readdir(`${dataDir}/sandboxes`).catch(() => [])) {
+    const image = `${dataDir}/sandboxes/${sandboxID}/disk.img`
+    if (await pathExists(image)) leaks.push(`disk image ${image}`)
+  }
   const links = await runHostCommand('ip', ['-o', 'link'])
   for (const line of links.split('\n')) if (line.includes(` ${prefix}h`)) leaks.push(`link ${line}`)
   const table = await runHostCommand('nft', ['list', 'table', 'inet', `sandbar_${prefix}`]).catch(

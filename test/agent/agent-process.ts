@@ -12,6 +12,7 @@ const info = await agent.create({
   templateID: 'base',
   cpuCount: 1,
   memoryMB: 256,
+  diskSizeMB: 512,
   envVars: {},
   egress: { allowOut: [], denyOut: [] },
 })

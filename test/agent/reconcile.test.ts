@@ -65,11 +65,17 @@ describe('reconcile', () => {
       slot: 7,
       cpuCount: 1,
       memoryMB: 256,
+      diskSizeMB: 512,
       envVars: {},
       egress: { allowOut: [], denyOut: [] },
       state: 'creating',
       createdAt: new Date().toISOString(),
     })
+    // A crash between attaching the half-made sandbox's disk and mounting it.
+    const image = `${dataDir}/sandboxes/${halfMade}/disk.img`
+    await runHostCommand('truncate', ['-s', '64M', image])
+    await runHostCommand('mkfs.ext4', ['-q', image])
+    await runHostCommand('losetup', ['--find', image])
     await runHostCommand('ip', ['netns', 'add', `${prefix}-${halfMade}`])
     await runHostCommand('ip', ['netns', 'add', `${prefix}-${orphan}`])
 

@@ -16,6 +16,7 @@ const request = () => ({
   cpuCount: 1,
   // gVisor keeps /tmp and its own kernel in the sandbox's memory.
   memoryMB: 512,
+  diskSizeMB: 512,
   envVars: {},
   egress: { allowOut: [], denyOut: [] },
 })

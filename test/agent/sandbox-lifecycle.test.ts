@@ -13,6 +13,7 @@ function request(id: string) {
     templateID: 'base',
     cpuCount: 1,
     memoryMB: 256,
+    diskSizeMB: 512,
     envVars: { SBT_FROM_INIT: 'yes' },
     egress: { allowOut: [], denyOut: [] },
   }
@@ -109,7 +110,7 @@ describe('a sandbox on the agent', () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     await test.agent.pause(info.sandboxID)
     expect((await test.agent.get(info.sandboxID))?.state).toBe('paused')
-    const upper = `${test.config.dataDir}/sandboxes/${info.sandboxID}/upper/tmp/counter`
+    const upper = `${test.config.dataDir}/sandboxes/${info.sandboxID}/disk/upper/tmp/counter`
     const { readFile } = await import('node:fs/promises')
     const frozen = await readFile(upper, 'utf8')
     await new Promise((resolve) => setTimeout(resolve, 500))

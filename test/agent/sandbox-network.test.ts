@@ -24,6 +24,7 @@ const create = (egress = { allowOut: [] as string[], denyOut: [] as string[] }) 
     templateID: 'base',
     cpuCount: 1,
     memoryMB: 256,
+    diskSizeMB: 512,
     envVars: {},
     egress,
   })

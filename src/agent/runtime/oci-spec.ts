@@ -152,7 +152,7 @@ export function buildOciSpec(
 
 function namespaces(spec: ContainerSpec, options: OciSpecOptions): OciSpec['linux']['namespaces'] {
   return [
-    ...(options.userNamespace ? [{ type: 'user' }] : []),
+    ...(options.userNamespace ? [userNamespace(spec, options)] : []),
     { type: 'pid' },
     { type: 'mount' },
     { type: 'ipc' },
@@ -161,6 +161,20 @@ function namespaces(spec: ContainerSpec, options: OciSpecOptions): OciSpec['linu
     // Joined, not created: the network role made the netns with its veth beforehand.
     { type: 'network', path: spec.netnsPath },
   ]
+}
+
+function userNamespace(
+  spec: ContainerSpec,
+  options: OciSpecOptions,
+): OciSpec['linux']['namespaces'][number] {
+  // Joined when the agent made it (owned by a host UID of the sandbox's own, see
+  // user-namespace.ts); crun and runc then keep its maps, which equal the spec's. A runtime
+  // with its own kernel makes its own: runsc's gofer fails to join one ("invalid argument":
+  // setns into a user namespace needs a single-threaded caller), and gVisor's inotify is the
+  // sentry's, not the host's.
+  return spec.userNamespacePath === undefined || options.ownKernel
+    ? { type: 'user' }
+    : { type: 'user', path: spec.userNamespacePath }
 }
 
 function idMappings(spec: ContainerSpec): Pick<OciSpec['linux'], 'uidMappings' | 'gidMappings'> {

@@ -20,6 +20,8 @@ export interface ContainerSpec {
   cgroupsPath: string
   /** Container uid/gid 0 maps to this host ID, for `size` IDs (a user namespace). */
   idMap: { hostID: number; size: number }
+  /** A user namespace with that map made beforehand, to join instead of making one. */
+  userNamespacePath?: string
   hostname: string
   resources: { cpuCount: number; memoryMB: number; pids: number }
   /** PID 1 of the container. */

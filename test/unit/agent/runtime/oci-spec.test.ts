@@ -59,6 +59,17 @@ describe('buildOciSpec', () => {
     expect(config.linux.gidMappings).toEqual(mapping)
   })
 
+  it('joins a user namespace the agent made, keeping the same maps', () => {
+    const joined = buildOciSpec({ ...spec, userNamespacePath: '/var/lib/sandbar/a1/userns' })
+    expect(joined.linux.namespaces[0]).toEqual({ type: 'user', path: '/var/lib/sandbar/a1/userns' })
+    expect(joined.linux.uidMappings).toEqual(config.linux.uidMappings)
+    const gvisor = buildOciSpec(
+      { ...spec, userNamespacePath: '/var/lib/sandbar/a1/userns' },
+      { userNamespace: true, pidsLimit: false, ownKernel: true },
+    )
+    expect(gvisor.linux.namespaces[0]).toEqual({ type: 'user' })
+  })
+
   it('turns cpuCount, memoryMB and pids into cgroup limits', () => {
     expect(config.linux.resources).toEqual({
       cpu: { quota: 200_000, period: 100_000 },

@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readlink, rm, writeFile } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { runHostCommand } from './host-command.js'
+import { parseIPv4 } from './network/ipv4.js'
+import { isMounted } from './rootfs/overlay.js'
+
+/**
+ * First host UID that owns sandbox user namespaces: owners are `OWNER_BASE + (address >> 2)`,
+ * one per /30 sandbox network, so they are as distinct as sandbox addresses (agents on one
+ * host have disjoint pools), far above Debian's subordinate ranges (100000 + 65536·n) and
+ * outside every sandbox's ID map. No process and no file ever has these IDs.
+ */
+export const OWNER_BASE = 0xc000_0000
+
+/** How long the helper that makes the namespace may take to enter it. */
+const ENTER_TIMEOUT_MS = 5_000
+const ENTER_POLL_MS = 2
+
+/**
+ * The host UID that owns the user namespace of the sandbox at `sandboxAddress`. The kernel
+ * charges inotify instances and watches (and other per-user counts) made inside a user
+ * namespace to its owner as well, up to the host's per-user limits (measured on 6.18: with
+ * crun's namespaces, owned by root, one sandbox's user took all 128 instances of the host's
+ * root). An owner per sandbox makes those limits per sandbox.
+ */
+export function namespaceOwner(sandboxAddress: string): number {
+  const address = parseIPv4(sandboxAddress)
+  if (address === undefined) throw new RangeError(`not an IPv4 address: ${sandboxAddress}`)
+  return OWNER_BASE + Math.floor(address / 4)
+}
+
+export interface UserNamespaceSpec {
+  /** A file that keeps the namespace alive (bind mount of its nsfs file), joined by the runtime. */
+  file: string
+  owner: number
+  /** Container ID 0 maps to this host ID, for `size` IDs. */
+  idMap: { hostID: number; size: number }
+}
+
+/**
+ * Makes the sandbox's user namespace owned by `owner`: a helper running as `owner` (no
+ * capabilities, no groups) unshares one, the agent writes its ID maps (a privileged writer
+ * may map any range and leaves setgroups allowed, which sudo inside needs) and pins it with a
+ * bind mount at `file`; the helper is then killed.
+ */
+export async function createUserNamespace(spec: UserNamespaceSpec): Promise<void> {
+  const owner = String(spec.owner)
+  const helper = spawn(
+    'setpriv',
+    ['--reuid', owner, '--regid', owner, '--clear-groups', 'unshare', '--user', 'sleep', '60'],
+    { stdio: 'ignore' },
+  )
+  const exited = once(helper, 'exit')
+  try {
+    const pid = helper.pid
+    if (pid === undefined) throw new Error('setpriv could not start')
+    await enteredNewNamespace(pid)
+    const map = `0 ${spec.idMap.hostID} ${spec.idMap.size}\n`
+    await writeFile(`/proc/${pid}/uid_map`, map)
+    await writeFile(`/proc/${pid}/gid_map`, map)
+    await writeFile(spec.file, '', { flag: 'wx', mode: 0o600 })
+    await runHostCommand('mount', ['--bind', `/proc/${pid}/ns/user`, spec.file])
+  } finally {
+    helper.kill('SIGKILL')
+    await exited
+  }
+}
+
+/** Waits until `pid` runs in a user namespace other than the agent's own. */
+async function enteredNewNamespace(pid: number): Promise<void> {
+  const own = await readlink('/proc/self/ns/user')
+  const deadline = Date.now() + ENTER_TIMEOUT_MS
+  for (;;) {
+    const current = await readlink(`/proc/${pid}/ns/user`).catch(() => own)
+    if (current !== own) return
+    if (Date.now() > deadline) throw new Error('the user namespace helper did not unshare')
+    await sleep(ENTER_POLL_MS)
+  }
+}
+
+/** Unpins the namespace (it ends with the sandbox's last process) and removes the file. */
+export async function removeUserNamespace(file: string): Promise<void> {
+  while (await isMounted(file)) await runHostCommand('umount', [file])
+  await rm(file, { force: true })
+}
