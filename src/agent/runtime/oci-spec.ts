@@ -39,6 +39,7 @@ export interface OciSpec {
     cwd: string
     noNewPrivileges: boolean
     capabilities: Record<'bounding' | 'effective' | 'permitted' | 'inheritable', string[]>
+    rlimits: { type: string; hard: number; soft: number }[]
   }
   hostname: string
   mounts: OciMount[]
@@ -47,7 +48,7 @@ export interface OciSpec {
     uidMappings?: { containerID: number; hostID: number; size: number }[]
     gidMappings?: { containerID: number; hostID: number; size: number }[]
     resources: {
-      cpu: { quota: number; period: number }
+      cpu: { shares: number; quota: number; period: number }
       memory: { limit: number; swap: number }
       pids?: { limit: number }
     }
@@ -100,6 +101,32 @@ export const READONLY_PATHS = [
   '/proc/sysrq-trigger',
 ]
 
+/**
+ * RLIMIT_NOFILE of every process in a sandbox, soft and hard alike: enough for builds, bundlers
+ * and servers with many connections, and far below the service's own (a sandbox otherwise
+ * inherits it; one held 398k files). It cannot be raised inside: that needs CAP_SYS_RESOURCE in
+ * the host's user namespace. The runtime sets it inside the sandbox's user namespace, so it must
+ * not exceed the service's own hard limit (20000 on our CI machines, which also deny the
+ * service CAP_SYS_RESOURCE; systemd's default is 524288). Per process, not per sandbox: the
+ * memory limit bounds the kernel memory a sandbox's open files take in all.
+ */
+export const SANDBOX_NOFILE = 16_384
+
+/**
+ * RLIMIT_NOFILE, and RLIMIT_CORE 0 with hard 0: a crash inside writes no core dump where the
+ * host's `kernel.core_pattern` says (a file on the sandbox's disk, or a pipe to the host's
+ * crash handler, which a sandbox must not feed), and the sandbox cannot turn it back on.
+ * RLIMIT_NPROC is left alone: the kernel counts it per user across the whole user namespace
+ * tree, while the pids cgroup already bounds each sandbox and the agent's parent all of them.
+ */
+const RLIMITS = [
+  { type: 'RLIMIT_NOFILE', hard: SANDBOX_NOFILE, soft: SANDBOX_NOFILE },
+  { type: 'RLIMIT_CORE', hard: 0, soft: 0 },
+]
+
+/** The kernel's default CPU weight of a cgroup (cpu.shares on v1), per CPU of a sandbox. */
+const CPU_SHARES_PER_CPU = 1024
+
 const CPU_PERIOD_US = 100_000
 const MIB = 1024 * 1024
 
@@ -129,6 +156,7 @@ export function buildOciSpec(
         permitted: capabilities,
         inheritable: [],
       },
+      rlimits: RLIMITS,
     },
     hostname: spec.hostname,
     mounts: [...baseMounts(options), ...spec.readonlyBinds.map(readonlyBind)],
@@ -136,8 +164,13 @@ export function buildOciSpec(
       namespaces: namespaces(spec, options),
       ...(options.userNamespace ? idMappings(spec) : {}),
       resources: {
-        // cpuCount whole CPUs: that many periods of CPU time per period (CFS bandwidth).
-        cpu: { quota: spec.resources.cpuCount * CPU_PERIOD_US, period: CPU_PERIOD_US },
+        cpu: {
+          // Under contention sandboxes share their parent's CPU in proportion to their size.
+          shares: spec.resources.cpuCount * CPU_SHARES_PER_CPU,
+          // cpuCount whole CPUs: that many periods of CPU time per period (CFS bandwidth).
+          quota: spec.resources.cpuCount * CPU_PERIOD_US,
+          period: CPU_PERIOD_US,
+        },
         // swap (memory+swap in OCI) equal to the limit: no swap, so a hog is OOM-killed inside.
         memory: { limit: memory, swap: memory },
         ...(options.pidsLimit ? { pids: { limit: spec.resources.pids } } : {}),
@@ -145,7 +178,7 @@ export function buildOciSpec(
       cgroupsPath: spec.cgroupsPath,
       maskedPaths: MASKED_PATHS,
       readonlyPaths: READONLY_PATHS,
-      seccomp: defaultSeccompProfile(),
+      seccomp: defaultSeccompProfile(options),
     },
   }
 }
