@@ -72,6 +72,25 @@ describe('a sandbox on the agent', () => {
     expect(uidMap.stdout.trim().split(/\s+/)).toEqual(['0', String(test.config.idShift), '65536'])
   })
 
+  it("sees its own network devices in /sys, not the host's or other sandboxes'", async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    const sys = await sandbox.commands.run(
+      'ls /sys/class/net /sys/devices/virtual/net /sys/fs/cgroup | tr "\\n" " "',
+    )
+    expect(sys.stdout).toBe(
+      '/sys/class/net: eth0 lo  /sys/devices/virtual/net: eth0 lo  /sys/fs/cgroup: ',
+    )
+    // Host paths left in mountinfo: the overlay's layer, upper and work directories and the
+    // toolbox bind's source; /sys and every other mount name none.
+    const mountinfo = await sandbox.commands.run('cat /proc/self/mountinfo')
+    const hostPaths = [test.config.dataDir, test.config.templatesDir ?? test.config.dataDir]
+    const naming = mountinfo.stdout
+      .split('\n')
+      .filter((line) => hostPaths.some((path) => line.includes(path)))
+      .map((line) => line.split(' ')[4])
+    expect(naming).toEqual(['/.sandbar', '/'])
+  })
+
   it('refuses nested namespaces, mounts and io_uring to the user and to root', async () => {
     const sandbox = sandboxForEnvd(info.envdURL)
     await sandbox.files.write('/tmp/syscall-probe.py', SYSCALL_PROBE)

@@ -156,6 +156,22 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
       )
     })
 
+    it("shows the container's own network devices in /sys, and leaves no mount on the host", async () => {
+      const { start } = await setup()
+      const { id } = await start(
+        'ls /sys/class/net /sys/devices/virtual/net > /tmp/$ID.t 2>&1; mv /tmp/$ID.t /tmp/$ID.net; sleep 1000',
+      )
+      // The test's netns holds only lo; the host's interfaces and other containers' veths do
+      // not show. gVisor's own sysfs has no network devices at all.
+      const listing = await waitForFile(join(rootfs, 'tmp', `${id}.net`))
+      expect(listing).toBe(
+        gaps.hostProcesses === undefined
+          ? '/sys/class/net:\nlo\n\n/sys/devices/virtual/net:\nlo\n'
+          : 'ls: /sys/class/net: No such file or directory\nls: /sys/devices/virtual/net: No such file or directory\n',
+      )
+      expect(await readFile('/proc/self/mountinfo', 'utf8')).not.toContain(`${id}/sys`)
+    })
+
     it('lists what runs', async () => {
       const { runtime, start } = await setup()
       const first = await start('sleep 1000')

@@ -1,3 +1,4 @@
+import { netnsSysfsDir } from './netns-sysfs.js'
 import type { ContainerSpec } from './runtime.js'
 import { defaultSeccompProfile, type SeccompProfile } from './seccomp-profile.js'
 
@@ -159,7 +160,7 @@ export function buildOciSpec(
       rlimits: RLIMITS,
     },
     hostname: spec.hostname,
-    mounts: [...baseMounts(options), ...spec.readonlyBinds.map(readonlyBind)],
+    mounts: [...baseMounts(spec, options), ...spec.readonlyBinds.map(readonlyBind)],
     linux: {
       namespaces: namespaces(spec, options),
       ...(options.userNamespace ? idMappings(spec) : {}),
@@ -202,7 +203,7 @@ function idMappings(spec: ContainerSpec): Pick<OciSpec['linux'], 'uidMappings' |
   return { uidMappings: mapping, gidMappings: mapping }
 }
 
-function baseMounts(options: OciSpecOptions): OciMount[] {
+function baseMounts(spec: ContainerSpec, options: OciSpecOptions): OciMount[] {
   return [
     { destination: '/proc', type: 'proc', source: 'proc' },
     {
@@ -230,7 +231,7 @@ function baseMounts(options: OciSpecOptions): OciMount[] {
       source: 'mqueue',
       options: ['nosuid', 'noexec', 'nodev'],
     },
-    sysMount(options),
+    sysMount(spec, options),
     {
       destination: '/run',
       type: 'tmpfs',
@@ -240,8 +241,13 @@ function baseMounts(options: OciSpecOptions): OciMount[] {
   ]
 }
 
-function sysMount(options: OciSpecOptions): OciMount {
-  if (!options.userNamespace || options.ownKernel) {
+/** Whether the runtime must mount the sandbox's sysfs on the host first (netns-sysfs.ts). */
+export function needsNetnsSysfs(options: OciSpecOptions): boolean {
+  return options.userNamespace && !options.ownKernel
+}
+
+function sysMount(spec: ContainerSpec, options: OciSpecOptions): OciMount {
+  if (!needsNetnsSysfs(options)) {
     return {
       destination: '/sys',
       type: 'sysfs',
@@ -250,12 +256,15 @@ function sysMount(options: OciSpecOptions): OciMount {
     }
   }
   // A user namespace may mount sysfs only for a netns it owns; the joined netns belongs to the
-  // host's user namespace (the network role made it), so bind the host's /sys read-only instead.
+  // host's user namespace (the network role made it). The runtime mounts a sysfs for that netns
+  // from the host and this binds it, not the host's /sys: /sys/class/net lists the sandbox's
+  // own lo and eth0, never the host's interfaces or another sandbox's veth and its counters, and
+  // none of the host's submounts (cgroup hierarchies naming every sandbox, debugfs) come along.
   return {
     destination: '/sys',
     type: 'bind',
-    source: '/sys',
-    options: ['rbind', 'nosuid', 'noexec', 'nodev', 'ro'],
+    source: netnsSysfsDir(spec.bundleDir),
+    options: ['bind', 'nosuid', 'noexec', 'nodev', 'ro'],
   }
 }
 

@@ -76,7 +76,7 @@ describe('buildOciSpec', () => {
     ])
   })
 
-  it('binds the host /sys read-only in a user namespace, and the toolbox read-only', () => {
+  it("binds a sysfs of the sandbox's netns, not the host's /sys, and the toolbox read-only", () => {
     expect(config.mounts.map((mount) => mount.destination)).toEqual([
       '/proc',
       '/dev',
@@ -88,8 +88,14 @@ describe('buildOciSpec', () => {
       '/.sandbar',
     ])
     const sys = config.mounts.find((mount) => mount.destination === '/sys')
-    expect(sys).toMatchObject({ type: 'bind', source: '/sys' })
-    expect(sys?.options).toContain('ro')
+    // Mounted by the runtime in the bundle for the joined netns (netns-sysfs.ts); no rbind, so
+    // none of the host's submounts of /sys come along.
+    expect(sys).toEqual({
+      destination: '/sys',
+      type: 'bind',
+      source: '/var/lib/sandbar/bundles/a1/sys',
+      options: ['bind', 'nosuid', 'noexec', 'nodev', 'ro'],
+    })
     expect(config.mounts.at(-1)).toEqual({
       destination: '/.sandbar',
       type: 'bind',
