@@ -107,9 +107,9 @@ export const READONLY_PATHS = [
  * and servers with many connections, and far below the service's own (a sandbox otherwise
  * inherits it; one held 398k files). It cannot be raised inside: that needs CAP_SYS_RESOURCE in
  * the host's user namespace. The runtime sets it inside the sandbox's user namespace, so it must
- * not exceed the service's own hard limit (20000 on our CI machines, which also deny the
- * service CAP_SYS_RESOURCE; systemd's default is 524288). Per process, not per sandbox: the
- * memory limit bounds the kernel memory a sandbox's open files take in all.
+ * not exceed the service's own hard limit (20000 on the machines we measured, where the service
+ * also lacks CAP_SYS_RESOURCE to raise it; systemd's default is 524288). Per process, not per
+ * sandbox: the memory limit bounds the kernel memory a sandbox's open files take in all.
  */
 export const SANDBOX_NOFILE = 16_384
 
@@ -117,8 +117,8 @@ export const SANDBOX_NOFILE = 16_384
  * RLIMIT_NOFILE, and RLIMIT_CORE 0 with hard 0: a crash inside writes no core dump where the
  * host's `kernel.core_pattern` says (a file on the sandbox's disk, or a pipe to the host's
  * crash handler, which a sandbox must not feed), and the sandbox cannot turn it back on.
- * RLIMIT_NPROC is left alone: the kernel counts it per user across the whole user namespace
- * tree, while the pids cgroup already bounds each sandbox and the agent's parent all of them.
+ * RLIMIT_NPROC is left alone: the kernel counts it per uid, charged up the user namespace tree,
+ * not per sandbox; the pids cgroup bounds each sandbox, and the agent's parent all of them.
  */
 const RLIMITS = [
   { type: 'RLIMIT_NOFILE', hard: SANDBOX_NOFILE, soft: SANDBOX_NOFILE },
