@@ -7,6 +7,7 @@ import type { NetworkManager, SandboxNetwork } from './network/network.js'
 import { BASE_HOSTNAME } from './rootfs/base-template.js'
 import { mountOverlay, unmountOverlay } from './rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
+import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
 
@@ -115,6 +116,8 @@ export async function removeSandboxHost(parts: HostParts, sandboxID: string): Pr
   const record = await parts.records.read(sandboxID)
   const runtimes = record ? [parts.runtimes.get(record.runtime)] : await parts.runtimes.withState()
   for (const runtime of runtimes) await runtime.remove(names.container)
+  // Left mounted only by a crash while the runtime started the container (netns-sysfs.ts).
+  await unmountNetnsSysfs(netnsSysfsDir(sandboxPaths(parts.records, sandboxID).bundle))
   await unmountOverlay(sandboxPaths(parts.records, sandboxID).rootfs)
   await parts.network.teardown(sandboxID)
   await parts.records.remove(sandboxID)
