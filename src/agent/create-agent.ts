@@ -3,8 +3,10 @@ import path from 'node:path'
 import { KeyedQueue } from '../keyed-queue.js'
 import { envdURL, initEnvd, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
-import { PREFIX_PATTERN } from './host-names.js'
+import { PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
 import type { Agent, AgentConfig, SandboxInfo, SandboxOutput, SandboxRequest } from './index.js'
+import { checkHostLimits, ensureOwnNofile, readHostLimits } from './limits/host-limits.js'
+import { limitParentCgroup, pidsBudget } from './limits/parent-cgroup.js'
 import { createNetworkManager } from './network/network-manager.js'
 import { reconcile } from './reconcile.js'
 import { ensureBaseTemplate } from './rootfs/base-template.js'
@@ -42,6 +44,12 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     await mkdir(dir, { recursive: true })
     await chmod(dir, 0o711)
   }
+  const host = await readHostLimits()
+  checkHostLimits(host, config, logger)
+  await ensureOwnNofile(logger)
+  await limitParentCgroup(parentCgroupPath(config.prefix), {
+    pidsMax: pidsBudget(host.pidMax, host.threadsMax),
+  })
   const network = createNetworkManager({
     prefix: config.prefix,
     addressPool: config.addressPool,

@@ -45,6 +45,8 @@ export interface AgentConfig {
   idShift: number
   /** Process limit per sandbox. */
   pidsLimit: number
+  /** How many sandboxes may run at once; the host's limits are checked against it at start. */
+  maxSandboxes?: number
   /** Directory holding the built envd (`<dir>/envd/envd.mjs`), from scripts/build.mjs. */
   envdBuildDir: string
   logger: Logger

@@ -10,6 +10,7 @@ import { BASE_HOSTNAME } from './rootfs/base-template.js'
 import { mountDiskImage, removeDiskImage } from './rootfs/disk-image.js'
 import { mountOverlay, unmountOverlay } from './rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
+import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
 import { createUserNamespace, namespaceOwner, removeUserNamespace } from './user-namespace.js'
@@ -143,6 +144,8 @@ export async function removeSandboxHost(parts: HostParts, sandboxID: string): Pr
   for (const runtime of runtimes) await runtime.remove(names.container)
   const paths = sandboxPaths(parts.records, sandboxID)
   await removeUserNamespace(paths.userns)
+  // Left mounted only by a crash while the runtime started the container (netns-sysfs.ts).
+  await unmountNetnsSysfs(netnsSysfsDir(paths.bundle))
   await unmountOverlay(paths.rootfs)
   await removeDiskImage({ image: paths.image, mountPoint: paths.disk })
   await parts.network.teardown(sandboxID)

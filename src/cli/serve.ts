@@ -114,6 +114,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
     masquerade: config.masquerade,
     idShift: 100000,
     pidsLimit: 1024,
+    maxSandboxes: config.maxSandboxes,
     // scripts/build.mjs puts envd/ next to sandbar.mjs, the bundle running this code.
     envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
     logger,

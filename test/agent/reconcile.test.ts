@@ -4,6 +4,7 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
+import { mountNetnsSysfs, netnsSysfsDir } from '../../src/agent/runtime/netns-sysfs.js'
 import { SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
 import { hostLeaks, startTestAgent, testAgentConfig } from './agent-fixture.js'
@@ -78,6 +79,11 @@ describe('reconcile', () => {
     await runHostCommand('losetup', ['--find', image])
     await runHostCommand('ip', ['netns', 'add', `${prefix}-${halfMade}`])
     await runHostCommand('ip', ['netns', 'add', `${prefix}-${orphan}`])
+    // A crash between the runtime's mount of the sandbox's sysfs and its unmount.
+    await mountNetnsSysfs(
+      `/run/netns/${prefix}-${halfMade}`,
+      netnsSysfsDir(`${dataDir}/sandboxes/${halfMade}/bundle`),
+    )
 
     const again = await startTestAgent({ dataDir, prefix })
     try {

@@ -45,6 +45,8 @@ export type RuntimeGap =
   | 'pidsLimit'
   /** The kernel OOM-kills a hog inside the container and the container lives on. */
   | 'oomKillInside'
+  /** A refused syscall answers with the errno the seccomp profile names (ENOSYS or EPERM). */
+  | 'seccompErrno'
 
 /** What a runtime lacks, each with the measurement that showed it. */
 export type RuntimeGaps = Partial<Record<RuntimeGap, string>>
