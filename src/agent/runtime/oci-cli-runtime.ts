@@ -56,9 +56,11 @@ export class OciCliRuntime implements Runtime {
     await writeFile(join(spec.bundleDir, 'config.json'), JSON.stringify(config))
     const args = this.#args({ op: 'run', id: spec.id, bundleDir: spec.bundleDir })
     const command = await this.#flavor.launchRun(args)
-    // The init inherits the runtime's stdout/stderr: a file, so nothing waits on a pipe.
+    // The init inherits the runtime's stdio: stdout/stderr a file, so nothing waits on a pipe,
+    // and stdin the handover when there is one.
     await runHostCommand(command.file, command.args, {
       outputFile: spec.outputFile,
+      ...(spec.initStdin === undefined ? {} : { stdinFD: spec.initStdin }),
     })
     this.#logger.debug({ containerID: spec.id }, 'container running')
   }
