@@ -113,8 +113,12 @@ function openStaging(target: string): {
   if (existing?.isDirectory()) throw new HttpError(400, `path '${target}' is a directory`)
   // Overwriting needs write permission on the file itself, as writing it in place would.
   if (existing) closeSync(openSync(target, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK))
-  const destination = existing ? realpathSync(target) : target
-  const createdDirs = makeDirs(path.dirname(destination))
+  const createdDirs = makeDirs(path.dirname(target))
+  // Resolved once, so that the temporary file and its rename name the same directory even if
+  // a symlink on the way is swapped meanwhile.
+  const destination = existing
+    ? realpathSync(target)
+    : path.join(realpathSync(path.dirname(target)), path.basename(target))
   // The shared prefix lets directory watchers hide the temporary name (fs/upload-staging.ts).
   const temp = path.join(
     path.dirname(destination),

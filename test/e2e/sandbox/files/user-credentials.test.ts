@@ -92,4 +92,33 @@ describe('file access is decided with the request user’s credentials', () => {
       expect(await sandbox.files.exists(dir)).toBe(false)
     },
   )
+
+  sandboxTest(
+    'a symlink swapped while uploading never lands a file where user may not write',
+    async ({ sandbox, testDir }) => {
+      const tag = uniqueName('sbt-race')
+      // As user: `d` flips between a symlink to the user's own directory and one to /root.
+      const flipper = await sandbox.commands.run(
+        `cd ${testDir} && mkdir mine && while :; do ln -sfn mine d.new && mv -Tf d.new d; ln -sfn /root d.new && mv -Tf d.new d; done`,
+        { background: true },
+      )
+      const outcomes: string[] = []
+      try {
+        for (let i = 0; i < 150; i++) {
+          await sandbox.files.write(`${testDir}/d/${tag}-${i}.txt`, 'x').then(
+            () => outcomes.push('written'),
+            (error: unknown) => outcomes.push(String(error)),
+          )
+        }
+      } finally {
+        await flipper.kill()
+      }
+      // Each upload either went to the user's own directory or was refused, never a 500.
+      for (const outcome of outcomes) expect(outcome).toMatch(/^written$|403: permission denied/)
+      const landed = await sandbox.commands.run(`ls -a /root | grep -c ${tag} || true`, {
+        user: 'root',
+      })
+      expect(landed.stdout).toBe('0\n')
+    },
+  )
 })
