@@ -65,26 +65,32 @@ export async function initEnvd(url: string, init: EnvdInit, controlSecret: strin
  * default env vars hold the ones pushed. Throws otherwise, failing the create.
  */
 export async function verifyEnvdLock(url: string, init: EnvdInit): Promise<void> {
-  const rogueInit = await fetch(`${url}/init`, { method: 'POST', body: '{}' })
-  await rogueInit.body?.cancel()
-  if (rogueInit.status !== 401) {
-    throw new Error(`envd accepted /init without the control secret (${rogueInit.status})`)
-  }
-  if (init.accessToken !== undefined) {
-    const open = await fetch(`${url}/envs`)
-    await open.body?.cancel()
-    if (open.status !== 401) {
-      throw new Error(`envd answered /envs without the access token (${open.status})`)
-    }
-  }
   const token: Record<string, string> =
     init.accessToken === undefined ? {} : { 'X-Access-Token': init.accessToken }
-  const envs = await fetch(`${url}/envs`, { headers: token })
+  // Independent probes, sent together: each is a round trip on the create's critical path.
+  const [rogueInit, open, envs] = await Promise.all([
+    statusOf(fetch(`${url}/init`, { method: 'POST', body: '{}' })),
+    init.accessToken === undefined ? undefined : statusOf(fetch(`${url}/envs`)),
+    fetch(`${url}/envs`, { headers: token }),
+  ])
+  if (rogueInit !== 401) {
+    throw new Error(`envd accepted /init without the control secret (${rogueInit})`)
+  }
+  if (open !== undefined && open !== 401) {
+    throw new Error(`envd answered /envs without the access token (${open})`)
+  }
   const current = envsSchema.safeParse(envs.status === 200 ? await envs.json() : undefined)
   const applied =
     current.success &&
     Object.entries(init.envVars).every(([key, value]) => current.data[key] === value)
   if (!applied) throw new Error(`envd does not hold the pushed env vars (/envs ${envs.status})`)
+}
+
+/** A reply's status, its body discarded. */
+async function statusOf(reply: Promise<Response>): Promise<number> {
+  const response = await reply
+  await response.body?.cancel()
+  return response.status
 }
 
 const envsSchema = z.record(z.string(), z.string())
