@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto'
 import { chmod, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { KeyedQueue } from '../keyed-queue.js'
-import { envdURL, initEnvd, waitForEnvd } from './envd-client.js'
+import { envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
 import { PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
 import type { Agent, AgentConfig, SandboxInfo, SandboxOutput, SandboxRequest } from './index.js'
@@ -104,6 +105,8 @@ class HostAgent implements Agent {
     if (!layers) throw new TemplateNotFoundError(request.templateID)
     const { config } = this.parts
     return this.exclusive(request.sandboxID, async () => {
+      // Handed to envd at start (see sandbox-host.ts); only `/init` pushes carrying it apply.
+      const envdControlSecret = randomBytes(32).toString('base64url')
       const record = await this.reserve({
         sandboxID: request.sandboxID,
         templateID: request.templateID,
@@ -113,6 +116,7 @@ class HostAgent implements Agent {
         diskSizeMB: request.diskSizeMB,
         envVars: request.envVars,
         accessToken: request.accessToken,
+        envdControlSecret,
         egress: request.egress,
         state: 'creating',
         createdAt: new Date().toISOString(),
@@ -130,11 +134,13 @@ class HostAgent implements Agent {
             return state?.status === 'running'
           },
         })
-        await initEnvd(url, {
+        const init = {
           envVars: request.envVars,
           accessToken: request.accessToken,
           ...TEMPLATE_USER,
-        })
+        }
+        await initEnvd(url, init, envdControlSecret)
+        await verifyEnvdLock(url, init)
         const running: SandboxRecord = {
           ...record,
           address: network.sandboxAddress,

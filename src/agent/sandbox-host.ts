@@ -1,6 +1,6 @@
-import { chown, mkdir, writeFile } from 'node:fs/promises'
+import { chown, type FileHandle, mkdir, open, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { ENVD_PORT } from '../envd/index.js'
+import { ENVD_PORT, encodeHandover } from '../envd/index.js'
 import { runHostCommand } from './host-command.js'
 import { hostNames } from './host-names.js'
 import type { AgentConfig } from './index.js'
@@ -38,6 +38,7 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
     bundle: path.join(dir, 'bundle'),
     output: path.join(disk, 'output.log'),
     userns: path.join(dir, 'userns'),
+    handover: path.join(dir, 'handover'),
   }
 }
 
@@ -65,7 +66,8 @@ export async function startSandboxHost(
   if (network.status === 'rejected') throw network.reason
   if (rootfs.status === 'rejected') throw rootfs.reason
   if (userns.status === 'rejected') throw userns.reason
-  await parts.runtimes.get(record.runtime).run({
+  const handover = await openHandover(paths.handover, record)
+  const started = parts.runtimes.get(record.runtime).run({
     id: names.container,
     bundleDir: paths.bundle,
     outputFile: paths.output,
@@ -83,8 +85,34 @@ export async function startSandboxHost(
       env: envdEnvironment(record, parts.toolbox),
       cwd: '/',
     },
+    initStdin: handover.fd,
   })
+  // Once `run` settles, the container's init holds its own descriptor of the file, or failed.
+  await started.finally(() => handover.close())
   return network.value
+}
+
+/**
+ * envd's handover (its access token and the agent's control secret) in a file that is
+ * unlinked before anything is written to it, so only descriptors reach it: the one the
+ * container's init inherits as stdin and envd empties once read. Not the environment, which
+ * the sandbox's root reads in `/proc/1/environ` for the sandbox's life; not a file in the
+ * rootfs or bundle, which would depend on the id mapping and could outlive a failed start.
+ */
+async function openHandover(file: string, record: SandboxRecord): Promise<FileHandle> {
+  const { envdControlSecret, accessToken } = record
+  if (envdControlSecret === undefined) {
+    throw new Error(`sandbox '${record.sandboxID}' has no envd control secret`)
+  }
+  const handle = await open(file, 'w+', 0o600)
+  try {
+    await unlink(file)
+    await handle.writeFile(encodeHandover({ controlSecret: envdControlSecret, accessToken }))
+    return handle
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
 }
 
 /**

@@ -15,6 +15,11 @@ const recordSchema = z.object({
   diskSizeMB: z.number(),
   envVars: z.record(z.string(), z.string()),
   accessToken: z.optional(z.string()),
+  /**
+   * Authorizes the agent's `/init` pushes to the sandbox's envd, which got it in its handover.
+   * Optional only so that records of sandboxes started before it existed still parse.
+   */
+  envdControlSecret: z.optional(z.string()),
   egress: z.object({ allowOut: z.array(z.string()), denyOut: z.array(z.string()) }),
   state: z.enum(['creating', 'running', 'paused']),
   createdAt: z.string(),

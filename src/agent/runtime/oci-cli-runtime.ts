@@ -62,9 +62,11 @@ export class OciCliRuntime implements Runtime {
       : undefined
     if (sysfs !== undefined) await mountNetnsSysfs(spec.netnsPath, sysfs)
     try {
-      // The init inherits the runtime's stdout/stderr: a file, so nothing waits on a pipe.
+      // The init inherits the runtime's stdio: stdout/stderr a file, so nothing waits on a
+      // pipe, and stdin the handover when there is one.
       await runHostCommand(command.file, command.args, {
         outputFile: spec.outputFile,
+        ...(spec.initStdin === undefined ? {} : { stdinFD: spec.initStdin }),
       })
     } finally {
       if (sysfs !== undefined) await unmountNetnsSysfs(sysfs)

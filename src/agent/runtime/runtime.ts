@@ -26,6 +26,8 @@ export interface ContainerSpec {
   resources: { cpuCount: number; memoryMB: number; pids: number }
   /** PID 1 of the container. */
   process: { args: string[]; env: Record<string, string>; cwd: string }
+  /** An open file PID 1 inherits as its stdin (envd's handover); /dev/null when unset. */
+  initStdin?: number
 }
 
 export type ContainerStatus = 'creating' | 'created' | 'running' | 'paused' | 'stopped'
