@@ -7,6 +7,7 @@ import { HOST_SETPRIV } from '../../../../src/envd/process/setpriv-prefix.js'
 import { createEnvdServer } from '../../../../src/envd/server.js'
 import { EnvdState } from '../../../../src/envd/state.js'
 import { UserDirectory } from '../../../../src/envd/users.js'
+import { rawRequest } from '../../../support/raw-http.js'
 
 const SECRET = 'sbt-control-secret-0123456789abcdef0123456789'
 const TOKEN = 'sbt-token'
@@ -113,5 +114,23 @@ describe('POST /init on a debug envd (`sandbar envd`, no handover)', () => {
     expect(future.status).toBe(400)
     expect((await init({ accessToken: TOKEN, timestamp: inSeconds(0) })).status).toBe(204)
     expect(state.isAccessToken(TOKEN)).toBe(true)
+  })
+})
+
+describe('a request target envd cannot parse', () => {
+  it('answers 400 and envd keeps serving', async () => {
+    const port = (server.address() as AddressInfo).port
+    for (const target of ['//', '//:x/health']) {
+      const answer = await rawRequest(
+        port,
+        `GET ${target} HTTP/1.1\r\nHost: envd\r\nConnection: close\r\n\r\n`,
+      )
+      expect(answer.status).toBe(400)
+      expect(JSON.parse(answer.body)).toEqual({
+        code: 400,
+        message: `invalid request target ${target}`,
+      })
+    }
+    expect((await fetch(`${url}/health`)).status).toBe(204)
   })
 })
