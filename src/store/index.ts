@@ -1,15 +1,21 @@
 import type { ApiKeyMask } from './api-key.js'
 import { createKyselyStore } from './kysely-store.js'
+import { sealLegacyTokens } from './legacy-tokens.js'
 import { migrateToLatest } from './migrations/migrate.js'
 import { openPostgres } from './postgres-store.js'
 import type { SandboxOrder } from './sandbox-cursor.js'
 import { openSqlite } from './sqlite-store.js'
+import { TokenSeal } from './token-seal.js'
 
 export { API_KEY_PREFIX, type ApiKeyMask } from './api-key.js'
 export { InvalidNextTokenError, type SandboxOrder } from './sandbox-cursor.js'
+export { loadTokenKey } from './token-seal.js'
 
-/** Which database backs the store: an SQLite file (the default) or a PostgreSQL URL. */
-export type StoreConfig = { sqlitePath: string } | { postgresUrl: string }
+/**
+ * Which database backs the store (an SQLite file, the default, or a PostgreSQL URL) and the
+ * key that seals sandbox tokens in it (token-seal.ts; `loadTokenKey` keeps it in a file).
+ */
+export type StoreConfig = ({ sqlitePath: string } | { postgresUrl: string }) & { tokenKey: Buffer }
 
 /** A team: the owner of API keys, sandboxes and (as its slug) a template namespace. */
 export interface Team {
@@ -205,15 +211,20 @@ export interface Store {
   close(): Promise<void>
 }
 
-/** Opens the configured database, brings its schema up to date, and returns the store. */
+/**
+ * Opens the configured database, brings its schema up to date, seals tokens an older version
+ * left in plaintext, and returns the store.
+ */
 export async function createStore(config: StoreConfig): Promise<Store> {
+  const seal = new TokenSeal(config.tokenKey)
   const { db, dialect } =
     'sqlitePath' in config ? openSqlite(config.sqlitePath) : openPostgres(config.postgresUrl)
   try {
     await migrateToLatest(db, dialect)
+    await sealLegacyTokens(db, seal)
   } catch (error) {
     await db.destroy()
     throw error
   }
-  return createKyselyStore(db, dialect)
+  return createKyselyStore(db, dialect, seal)
 }

@@ -23,10 +23,12 @@ export interface StoreCaseOptions {
   newStore(): Promise<{ store: Store; config: StoreConfig }>
   /** Every `api_keys` row of the database behind `config`, read without the store. */
   readApiKeys(config: StoreConfig): Promise<RawApiKeyRow[]>
+  /** Runs one SQL statement on the database behind `config`, without the store. */
+  sql(config: StoreConfig, text: string): Promise<unknown[]>
 }
 
 /** The Store suite, run against every backend (STYLE.md habit 3). */
-export function runStoreCases({ name, newStore, readApiKeys }: StoreCaseOptions): void {
+export function runStoreCases({ name, newStore, readApiKeys, sql }: StoreCaseOptions): void {
   describe(`${name} store`, () => {
     const open: Store[] = []
     afterEach(async () => {
@@ -148,6 +150,48 @@ export function runStoreCases({ name, newStore, readApiKeys }: StoreCaseOptions)
       // The ID and its metadata pairs are free again.
       await store.insertSandbox(original)
       expect(await store.getSandbox(original.sandboxID)).toEqual(original)
+    })
+
+    it('keeps tokens sealed at rest, and seals those an older install left in plaintext', async () => {
+      const { store, config, teamID } = await fresh()
+      const tokens = { envdAccessToken: 'envd-secret', trafficAccessToken: 'traffic-secret' }
+      const first = sandbox(teamID, 0, { sandboxID: 'isealed', ...tokens })
+      const second = sandbox(teamID, 1, { sandboxID: 'iother', ...tokens })
+      await store.insertSandbox(first)
+      await store.insertSandbox(second)
+      const columns = 'select envd_access_token as e, traffic_access_token as t from sandboxes'
+      const raw = async (where: string) =>
+        (await sql(config, `${columns} where sandbox_id = '${where}'`)) as {
+          e: string
+          t: string
+        }[]
+      const [stored] = await raw('isealed')
+      expect(stored?.e).toMatch(/^sealed1\./)
+      expect(stored?.t).toMatch(/^sealed1\./)
+      expect(JSON.stringify(await sql(config, 'select * from sandboxes'))).not.toMatch(/secret/)
+
+      // A value of an older install: plaintext, sealed when a store opens the database.
+      await sql(
+        config,
+        "update sandboxes set envd_access_token = 'plain-envd' where sandbox_id = 'isealed'",
+      )
+      const reopened = await createStore(config)
+      open.push(reopened)
+      expect(await reopened.getSandbox('isealed')).toMatchObject({
+        envdAccessToken: 'plain-envd',
+        trafficAccessToken: 'traffic-secret',
+      })
+      expect((await raw('isealed'))[0]?.e).toMatch(/^sealed1\./)
+
+      // A sealed value opens only in its own row, and only with the key.
+      await sql(
+        config,
+        `update sandboxes set envd_access_token = '${stored?.e}' where sandbox_id = 'iother'`,
+      )
+      await expect(reopened.getSandbox('iother')).rejects.toThrow()
+      const otherKey = await createStore({ ...config, tokenKey: randomBytes(32) })
+      open.push(otherKey)
+      await expect(otherKey.getSandbox('isealed')).rejects.toThrow()
     })
 
     it('filters lists by state, metadata pairs, template, start time and team', async () => {
