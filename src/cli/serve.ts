@@ -119,7 +119,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
     envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
     logger,
   })
-  const controlPlane = createControlPlane({
+  const controlPlane = await createControlPlane({
     store,
     agent,
     logger,

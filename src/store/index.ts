@@ -35,8 +35,13 @@ export interface ApiKey {
   lastUsedAt: Date | null
 }
 
-/** Public sandbox states (wire contract §4.2); a killed sandbox is removed from the store. */
-export type SandboxState = 'running' | 'paused'
+/**
+ * Sandbox states: the public ones (wire contract §4.2), and `starting`, a create in progress
+ * (stored before the sandbox runs, so a crash mid-create leaves a row that the next start
+ * rolls back). A starting sandbox takes a slot of the team's limit but is listed nowhere.
+ * A killed sandbox is removed from the store.
+ */
+export type SandboxState = 'starting' | 'running' | 'paused'
 
 /** Egress and ingress settings (wire contract §1.3 `SandboxNetworkConfig`). */
 export interface SandboxNetwork {
@@ -91,7 +96,7 @@ export type SandboxPatch = Partial<
 export interface SandboxQuery {
   teamID: string
   /** Default: running and paused. */
-  states?: SandboxState[]
+  states?: Exclude<SandboxState, 'starting'>[]
   /** Exact key/value pairs, all of which must be present. */
   metadata?: Record<string, string>
   /** Inclusive lower bound on the start time. */
@@ -178,8 +183,13 @@ export interface Store {
   /** Forgets a killed sandbox (its logs stay); false when it did not exist. */
   removeSandbox(sandboxID: string): Promise<boolean>
   listSandboxes(query: SandboxQuery): Promise<SandboxPage>
-  /** Running sandboxes of the team: the concurrency limit (429) and `X-Total-Running`. */
+  /**
+   * Running and starting sandboxes of the team: the concurrency limit (429) and
+   * `X-Total-Running`.
+   */
   countRunning(teamID: string): Promise<number>
+  /** Every sandbox of every team, in any state: what reconcile holds against the agent. */
+  allSandboxes(): Promise<Sandbox[]>
   /** Running sandboxes of every team whose `endAt` is at or before `now`, soonest first. */
   expiredSandboxes(now: Date): Promise<Sandbox[]>
 

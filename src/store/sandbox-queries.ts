@@ -60,9 +60,14 @@ export function sandboxQueries(db: Kysely<Database>, seal: TokenSeal) {
         .selectFrom('sandboxes')
         .select((eb) => eb.fn.countAll().as('count'))
         .where('team_id', '=', teamID)
-        .where('state', '=', 'running')
+        .where('state', 'in', ['running', 'starting'])
         .executeTakeFirstOrThrow()
       return Number(count)
+    },
+
+    async allSandboxes(): Promise<Sandbox[]> {
+      const rows = await db.selectFrom('sandboxes').selectAll().orderBy('sandbox_id').execute()
+      return rows.map((row) => sandboxFromRow(row, seal))
     },
 
     async expiredSandboxes(now: Date): Promise<Sandbox[]> {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
+import { readFile, writeFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
@@ -77,6 +78,38 @@ describe('reconcile', () => {
     try {
       expect(again.agent.reconciled.adopted).toEqual([])
       expect([...again.agent.reconciled.removed].sort()).toEqual([halfMade, orphan].sort())
+      expect(await hostLeaks(again.config)).toEqual([])
+    } finally {
+      expect(await again.dispose()).toEqual([])
+    }
+  })
+
+  it('removes a running sandbox whose record is corrupt, by name, and starts the others', async () => {
+    const test = await startTestAgent()
+    const { prefix, dataDir } = test.config
+    const corrupt = sandboxID()
+    const healthy = sandboxID()
+    for (const id of [corrupt, healthy]) {
+      await test.agent.create({
+        sandboxID: id,
+        templateID: 'base',
+        cpuCount: 1,
+        memoryMB: 256,
+        envVars: {},
+        egress: { allowOut: [], denyOut: [] },
+      })
+    }
+    await test.agent.close()
+    // A torn write: half of a record.
+    const file = `${dataDir}/sandboxes/${corrupt}/sandbox.json`
+    const text = await readFile(file, 'utf8')
+    await writeFile(file, text.slice(0, text.length / 2))
+
+    const again = await startTestAgent({ dataDir, prefix })
+    try {
+      expect(again.agent.reconciled).toEqual({ adopted: [healthy], removed: [corrupt] })
+      expect((await again.agent.list()).map((sandbox) => sandbox.sandboxID)).toEqual([healthy])
+      await again.agent.kill(healthy)
       expect(await hostLeaks(again.config)).toEqual([])
     } finally {
       expect(await again.dispose()).toEqual([])

@@ -264,6 +264,21 @@ export function runStoreCases({ name, newStore, readApiKeys, sql }: StoreCaseOpt
       ).rejects.toThrow(InvalidNextTokenError)
     })
 
+    it('keeps a starting sandbox out of every list, but counts it and hands it to reconcile', async () => {
+      const { store, teamID } = await fresh()
+      const starting = sandbox(teamID, 0, { sandboxID: 'istarting', state: 'starting' })
+      const paused = sandbox(teamID, 1, { sandboxID: 'ipaused', state: 'paused' })
+      await store.insertSandbox(starting)
+      await store.insertSandbox(paused)
+      expect((await store.listSandboxes({ teamID, limit: 100 })).sandboxes).toEqual([paused])
+      expect(await store.countRunning(teamID)).toBe(1)
+      expect(await store.expiredSandboxes(new Date(BASE_TIME + 3_600_000))).toEqual([])
+      expect(await store.allSandboxes()).toEqual([paused, starting])
+      const running = await store.updateSandbox('istarting', { state: 'running' }, 'starting')
+      expect(running).toEqual({ ...starting, state: 'running' })
+      expect(await store.countRunning(teamID)).toBe(1)
+    })
+
     it('counts running sandboxes per team', async () => {
       const { store, teamID } = await fresh()
       expect(await store.countRunning(teamID)).toBe(0)

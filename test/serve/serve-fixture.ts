@@ -25,6 +25,8 @@ export interface ServeInstance {
   clientEnvText: string
   /** The service's data directory. */
   dataDir: string
+  /** The prefix of the service's host objects (host-names.ts). */
+  prefix: string
   /** The PID of the running `sandbar serve`. */
   pid(): number
   /** Everything the running `sandbar serve` printed so far. */
@@ -120,6 +122,7 @@ export async function startServe(extraArgs: string[] = []): Promise<ServeInstanc
       client: parseClientEnv(clientEnvText),
       clientEnvText,
       dataDir,
+      prefix,
       pid,
       output,
       stop,

@@ -47,7 +47,7 @@ export function sandboxListRoutes(service: SandboxService) {
 }
 
 /** `state=running,paused` (§1.1 arrays are comma-joined); default both. */
-function parseStates(value: string | undefined): SandboxState[] {
+function parseStates(value: string | undefined): Exclude<SandboxState, 'starting'>[] {
   if (value === undefined || value === '') return ['running', 'paused']
   return value.split(',').map((state) => {
     if (state !== 'running' && state !== 'paused')
