@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import { SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
-import { hostLeaks, startTestAgent, testAgentConfig } from './agent-fixture.js'
+import { hostLeaks, startTestAgent, type TestAgent, testAgentConfig } from './agent-fixture.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
 
@@ -89,30 +89,32 @@ describe('reconcile', () => {
     const { prefix, dataDir } = test.config
     const corrupt = sandboxID()
     const healthy = sandboxID()
-    for (const id of [corrupt, healthy]) {
-      await test.agent.create({
-        sandboxID: id,
-        templateID: 'base',
-        cpuCount: 1,
-        memoryMB: 256,
-        envVars: {},
-        egress: { allowOut: [], denyOut: [] },
-      })
-    }
-    await test.agent.close()
-    // A torn write: half of a record.
-    const file = `${dataDir}/sandboxes/${corrupt}/sandbox.json`
-    const text = await readFile(file, 'utf8')
-    await writeFile(file, text.slice(0, text.length / 2))
-
-    const again = await startTestAgent({ dataDir, prefix })
+    // Whichever agent got furthest cleans up, even when the second never starts.
+    let again: TestAgent | undefined
     try {
+      for (const id of [corrupt, healthy]) {
+        await test.agent.create({
+          sandboxID: id,
+          templateID: 'base',
+          cpuCount: 1,
+          memoryMB: 256,
+          envVars: {},
+          egress: { allowOut: [], denyOut: [] },
+        })
+      }
+      await test.agent.close()
+      // A torn write: half of a record.
+      const file = `${dataDir}/sandboxes/${corrupt}/sandbox.json`
+      const text = await readFile(file, 'utf8')
+      await writeFile(file, text.slice(0, text.length / 2))
+
+      again = await startTestAgent({ dataDir, prefix })
       expect(again.agent.reconciled).toEqual({ adopted: [healthy], removed: [corrupt] })
       expect((await again.agent.list()).map((sandbox) => sandbox.sandboxID)).toEqual([healthy])
       await again.agent.kill(healthy)
       expect(await hostLeaks(again.config)).toEqual([])
     } finally {
-      expect(await again.dispose()).toEqual([])
+      expect(await (again ?? test).dispose()).toEqual([])
     }
   })
 })

@@ -27,9 +27,13 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  if (sandbox !== undefined) await Sandbox.kill(sandbox.sandboxId, opts())
-  const leaks = await serve?.stop()
-  expect(leaks).toEqual([])
+  try {
+    if (sandbox !== undefined) await Sandbox.kill(sandbox.sandboxId, opts())
+  } finally {
+    // Also when the service is down: stop() removes what it left on the host.
+    const leaks = await serve?.stop()
+    expect(leaks).toEqual([])
+  }
 })
 
 /** Runs a command as `nobody`, an unprivileged host user: its exit code and stderr. */
