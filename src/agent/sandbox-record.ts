@@ -62,7 +62,15 @@ export class SandboxRecords {
       () => undefined,
     )
     if (text === undefined) return undefined
-    const parsed = recordSchema.safeParse(JSON.parse(text))
+    // A torn or corrupt file is no record: reconcile then removes the sandbox's host objects
+    // by name, instead of one bad file stopping every start.
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      return undefined
+    }
+    const parsed = recordSchema.safeParse(json)
     return parsed.success ? parsed.data : undefined
   }
 
