@@ -1,6 +1,6 @@
 import type { Agent } from '../agent/index.js'
 import type { ProxiedSandbox, SandboxDirectory } from '../proxy/index.js'
-import type { Sandbox, Store } from '../store/index.js'
+import { isListed, type Sandbox, type Store } from '../store/index.js'
 import type { SandboxService } from './sandbox-service.js'
 
 /** §4.4: a sandbox woken by traffic runs for the SDK's default timeout, 5 minutes. */
@@ -13,8 +13,8 @@ export function sandboxDirectory(
   service: SandboxService,
 ): SandboxDirectory {
   const proxied = async (sandbox: Sandbox): Promise<ProxiedSandbox | undefined> => {
-    // A sandbox still starting is not handed out yet, as the API does not list it.
-    if (sandbox.state === 'starting') return undefined
+    // A sandbox being created or removed is not handed out, as the API does not list it.
+    if (!isListed(sandbox.state)) return undefined
     const info = await agent.get(sandbox.sandboxID)
     if (info === undefined) return undefined
     return {

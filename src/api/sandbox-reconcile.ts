@@ -22,6 +22,7 @@ export interface SandboxReconcileReport {
  * store is the truth for what clients see, and every change writes it at one point; the host
  * is brought back to it:
  * - a `starting` row is a create that never answered its client: it is rolled back;
+ * - a `killing` row is a kill cut short: it is finished;
  * - a row whose sandbox the agent no longer has (it died, or was half-removed by a kill and
  *   cleaned up by the agent's own reconcile) is removed;
  * - a sandbox running where its row says paused, or the other way round (a crash between the
@@ -49,6 +50,12 @@ export async function reconcileSandboxes(
       await store.removeSandbox(sandboxID)
       report.rolledBack.push(sandboxID)
       log.warn('reconcile: rolled back a create that did not finish')
+    } else if (sandbox.state === 'killing') {
+      await killIfPresent(agent, sandboxID)
+      await store.removeSandbox(sandboxID)
+      await events.record(sandbox, 'killed')
+      report.lost.push(sandboxID)
+      log.warn('reconcile: finished a kill that did not finish')
     } else if (info === undefined || !(await restore(agent, sandbox, info, log))) {
       await killIfPresent(agent, sandboxID)
       await store.removeSandbox(sandboxID)

@@ -1,13 +1,14 @@
 import { type Agent, type EgressPolicy, SandboxStateError } from '../agent/index.js'
 import type { Logger } from '../logger.js'
-import type {
-  LogQuery,
-  Sandbox,
-  SandboxLogEntry,
-  SandboxPage,
-  SandboxQuery,
-  Store,
-  Team,
+import {
+  isListed,
+  type LogQuery,
+  type Sandbox,
+  type SandboxLogEntry,
+  type SandboxPage,
+  type SandboxQuery,
+  type Store,
+  type Team,
 } from '../store/index.js'
 import { checkedEgressPolicy, type EgressRequest, refuseUnreachable } from './egress-rules.js'
 import { apiErrors } from './errors.js'
@@ -125,7 +126,7 @@ export class SandboxService {
   /** A sandbox of the team, or the contract's 404; one still starting is not there yet. */
   async get(team: Team, sandboxID: string): Promise<Sandbox> {
     const sandbox = await this.store.getSandbox(sandboxID, team.id)
-    if (sandbox === undefined || sandbox.state === 'starting')
+    if (sandbox === undefined || !isListed(sandbox.state))
       throw apiErrors.sandboxNotFound(sandboxID)
     return sandbox
   }
@@ -282,8 +283,7 @@ export class SandboxService {
    */
   async resume(sandboxID: string, timeoutS: number): Promise<Sandbox> {
     const paused = await this.store.getSandbox(sandboxID)
-    if (paused === undefined || paused.state === 'starting')
-      throw apiErrors.sandboxNotFound(sandboxID)
+    if (paused === undefined || !isListed(paused.state)) throw apiErrors.sandboxNotFound(sandboxID)
     if (paused.state === 'running') return paused
     const release = await this.slots.reserve(paused.teamID)
     try {
@@ -341,6 +341,9 @@ export class SandboxService {
     await this.telemetry.collectOutput(sandbox).catch((error: unknown) => {
       this.logger.warn({ err: error, sandboxID }, 'collecting the last output failed')
     })
+    // The row says `killing` first: from here no client finds it, and a crash before the row
+    // is gone leaves the next start to finish the kill (sandbox-reconcile.ts).
+    await this.store.updateSandbox(sandboxID, { state: 'killing' })
     await killIfPresent(this.agent, sandboxID)
     await this.store.removeSandbox(sandboxID)
   }

@@ -38,10 +38,19 @@ export interface ApiKey {
 /**
  * Sandbox states: the public ones (wire contract §4.2), and `starting`, a create in progress
  * (stored before the sandbox runs, so a crash mid-create leaves a row that the next start
- * rolls back). A starting sandbox takes a slot of the team's limit but is listed nowhere.
- * A killed sandbox is removed from the store.
+ * rolls back), and `killing`, a kill in progress (stored before the host cleanup, so a crash
+ * mid-kill leaves a row that the next start finishes). Both take a slot of the team's limit
+ * but are listed nowhere. A killed sandbox is removed from the store.
  */
-export type SandboxState = 'starting' | 'running' | 'paused'
+export type SandboxState = 'starting' | 'running' | 'paused' | 'killing'
+
+/** The states a client sees; `starting` and `killing` rows are a change under way. */
+export type ListedSandboxState = Exclude<SandboxState, 'starting' | 'killing'>
+
+/** Whether a row is listed, found and proxied: not while it is created or removed. */
+export function isListed(state: SandboxState): state is ListedSandboxState {
+  return state === 'running' || state === 'paused'
+}
 
 /** Egress and ingress settings (wire contract §1.3 `SandboxNetworkConfig`). */
 export interface SandboxNetwork {
@@ -96,7 +105,7 @@ export type SandboxPatch = Partial<
 export interface SandboxQuery {
   teamID: string
   /** Default: running and paused. */
-  states?: Exclude<SandboxState, 'starting'>[]
+  states?: ListedSandboxState[]
   /** Exact key/value pairs, all of which must be present. */
   metadata?: Record<string, string>
   /** Inclusive lower bound on the start time. */

@@ -82,6 +82,7 @@ function booleanToRow(value: boolean | null): number | null {
 }
 
 function stateFromRow(state: string): SandboxState {
-  if (state === 'starting' || state === 'running' || state === 'paused') return state
+  if (state === 'starting' || state === 'running' || state === 'paused' || state === 'killing')
+    return state
   throw new Error(`sandbox row has unknown state ${JSON.stringify(state)}`)
 }

@@ -33,6 +33,9 @@ mkdir -p "/lib/modules/$(uname -r)" /run/sandbar-modprobe
 mount --bind "$host$sandbar_modules" "/lib/modules/$(uname -r)"
 ln -s /bin/busybox /run/sandbar-modprobe/modprobe
 echo /run/sandbar-modprobe/modprobe >/proc/sys/kernel/modprobe
+# Each sandbox's disk is a loop-mounted image. devtmpfs has /dev/loop-control only once the
+# loop module is in, and nothing opens a device node that would load it on demand.
+modprobe loop
 
 # The guest has no network device. Hosts have an uplink, which the agent's nft rules name: a
 # dummy interface carries the default route, and whatever it is sent is dropped.

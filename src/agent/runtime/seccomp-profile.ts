@@ -228,6 +228,9 @@ export const ALLOWED_SYSCALLS = [
   'openat',
   'openat2',
   'pause',
+  // pidfd_getfd takes the same ptrace access check as ptrace itself (allowed below), so it
+  // grants nothing ptrace does not; debuggers and process supervisors use it.
+  'pidfd_getfd',
   'pidfd_open',
   'pidfd_send_signal',
   'pipe',

@@ -1,5 +1,5 @@
 import { Hono } from 'hono'
-import { InvalidNextTokenError, type SandboxState } from '../../store/index.js'
+import { InvalidNextTokenError, type ListedSandboxState } from '../../store/index.js'
 import type { AuthEnv } from '../auth.js'
 import { apiErrors } from '../errors.js'
 import type { SandboxService } from '../sandbox-service.js'
@@ -47,7 +47,7 @@ export function sandboxListRoutes(service: SandboxService) {
 }
 
 /** `state=running,paused` (§1.1 arrays are comma-joined); default both. */
-function parseStates(value: string | undefined): Exclude<SandboxState, 'starting'>[] {
+function parseStates(value: string | undefined): ListedSandboxState[] {
   if (value === undefined || value === '') return ['running', 'paused']
   return value.split(',').map((state) => {
     if (state !== 'running' && state !== 'paused')
