@@ -6,6 +6,7 @@ import { benchAgent } from './agent.bench.js'
 import { benchExec } from './envd-exec.bench.js'
 import { benchFiles } from './envd-files.bench.js'
 import { benchStart } from './envd-start.bench.js'
+import { benchDiskImage, benchUserFileIO } from './hardening.bench.js'
 import { benchServe } from './serve.bench.js'
 
 const PORT = 49986
@@ -29,9 +30,14 @@ const sections: Record<string, (buildDir: string) => Promise<void>> = {
       const sandbox = await Sandbox.create()
       await benchExec(sandbox)
       await benchFiles(sandbox, envd.homeOnHost)
+      await benchUserFileIO(sandbox)
     } finally {
       await envd.stop()
     }
+  },
+  // What the hardening adds beside what it replaced; the seccomp profile's cost is in `agent`.
+  async hardening() {
+    await benchDiskImage()
   },
   async agent(buildDir) {
     const dataDir = await mkdtemp('/tmp/sbt-bench-agent-')
