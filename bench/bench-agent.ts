@@ -39,7 +39,6 @@ export async function startBenchAgent(
     runtime: 'crun',
     addressPool: '10.231.0.0/16',
     masquerade: false,
-    idShift: 100000,
     pidsLimit: 1024,
     logger: pino({ level: 'silent' }),
   })

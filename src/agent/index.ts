@@ -41,11 +41,12 @@ export interface AgentConfig {
   addressPool: string
   /** Masquerade sandbox traffic to the internet; off, it never leaves the host's uplink. */
   masquerade: boolean
-  /** Host ID that root inside sandboxes maps to (user namespace of 65536 IDs). */
-  idShift: number
   /** Process limit per sandbox. */
   pidsLimit: number
-  /** Directory holding the built envd (`<dir>/envd/envd.mjs`), from scripts/build.mjs. */
+  /**
+   * scripts/build.mjs's output directory: the built envd (`<dir>/envd/envd.mjs`) and the
+   * agent's `idmap-mount` helper.
+   */
   envdBuildDir: string
   logger: Logger
 }

@@ -112,9 +112,8 @@ export async function runServe(config: ServeConfig): Promise<void> {
     runtime: config.runtime,
     addressPool: config.addressPool,
     masquerade: config.masquerade,
-    idShift: 100000,
     pidsLimit: 1024,
-    // scripts/build.mjs puts envd/ next to sandbar.mjs, the bundle running this code.
+    // scripts/build.mjs puts envd/ and idmap-mount next to sandbar.mjs, the bundle running this code.
     envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
     logger,
   })

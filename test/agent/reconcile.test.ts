@@ -7,6 +7,7 @@ import { runHostCommand } from '../../src/agent/host-command.js'
 import { SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
 import { hostLeaks, startTestAgent, testAgentConfig } from './agent-fixture.js'
+import { TEST_ID_MAP } from './runtime-fixture.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
 
@@ -63,6 +64,7 @@ describe('reconcile', () => {
       templateID: 'base',
       runtime: 'crun',
       slot: 7,
+      idMap: TEST_ID_MAP,
       cpuCount: 1,
       memoryMB: 256,
       diskSizeMB: 512,

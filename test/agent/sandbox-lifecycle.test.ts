@@ -3,7 +3,7 @@ import { CommandExitError } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxInfo } from '../../src/agent/index.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
-import { startTestAgent, type TestAgent } from './agent-fixture.js'
+import { readRecord, startTestAgent, type TestAgent } from './agent-fixture.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
 
@@ -64,7 +64,8 @@ describe('a sandbox on the agent', () => {
     const write = sandbox.commands.run('touch /.sandbar/sbt-escape', { user: 'root' })
     await expect(write).rejects.toBeInstanceOf(CommandExitError)
     const uidMap = await sandbox.commands.run('cat /proc/self/uid_map', { user: 'root' })
-    expect(uidMap.stdout.trim().split(/\s+/)).toEqual(['0', String(test.config.idShift), '65536'])
+    const record = await readRecord(test.config.dataDir, info.sandboxID)
+    expect(uidMap.stdout.trim().split(/\s+/)).toEqual(['0', String(record.idMap.hostID), '65536'])
   })
 
   it('survives a fork bomb: the pids limit holds', async () => {
