@@ -1,7 +1,7 @@
 // Builds the artifacts into OUTDIR (default dist): sandbar.mjs (the CLI) and envd/ (the
 // self-contained envd that sandboxes run: envd.mjs, which runs the bundle envd.cjs with the V8
-// code cache envd.cjs.cache), each with the native addons it loads beside it, and idmap-mount
-// (the agent's helper for idmapped layer mounts, src/agent/rootfs/idmap-mount.c).
+// code cache envd.cjs.cache), each with the native addons it loads beside it, and
+// idmapped-overlay (src/agent/rootfs/idmapped-overlay.c: the agent mounts sandbox roots with it).
 // Usage: node scripts/build.mjs [OUTDIR]
 import { execFile } from 'node:child_process'
 import { copyFile, mkdir, rm } from 'node:fs/promises'
@@ -80,7 +80,7 @@ for (const [dir, addons] of Object.entries(addonsOf)) {
 // Static: it runs on the host only, but needs no library of the machine it is copied to.
 await promisify(execFile)('cc', [
   ...['-O2', '-static', '-Wall', '-Wextra', '-Werror'],
-  ...['-o', `${outdir}/idmap-mount`, 'src/agent/rootfs/idmap-mount.c'],
+  ...['-o', `${outdir}/idmapped-overlay`, 'src/agent/rootfs/idmapped-overlay.c'],
 ])
 
 // The code cache: envd started once, on a free loopback port, by the node running this build,

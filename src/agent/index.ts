@@ -45,7 +45,7 @@ export interface AgentConfig {
   pidsLimit: number
   /**
    * scripts/build.mjs's output directory: the built envd (`<dir>/envd/envd.mjs`) and the
-   * agent's `idmap-mount` helper.
+   * agent's `idmapped-overlay` helper.
    */
   envdBuildDir: string
   logger: Logger

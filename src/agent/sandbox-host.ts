@@ -10,10 +10,10 @@ import { BASE_HOSTNAME } from './rootfs/base-template.js'
 import { mountDiskImage, removeDiskImage } from './rootfs/disk-image.js'
 import {
   detachStagedLayers,
-  IDMAP_MOUNT_HELPER,
-  stageIdmappedLayers,
-} from './rootfs/idmapped-layers.js'
-import { mountOverlay, unmountOverlay } from './rootfs/overlay.js'
+  IDMAPPED_OVERLAY_HELPER,
+  mountIdmappedOverlay,
+} from './rootfs/idmapped-overlay.js'
+import { unmountOverlay } from './rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
@@ -123,22 +123,15 @@ async function mountRootfs(
   // The upper layer is the sandbox root's own: root inside is idMap.hostID outside.
   await chown(paths.upper, idMap.hostID, idMap.hostID)
   await chown(paths.work, idMap.hostID, idMap.hostID)
-  const staged = await stageIdmappedLayers({
-    helper: path.join(parts.config.envdBuildDir, IDMAP_MOUNT_HELPER),
+  await mountIdmappedOverlay({
+    helper: path.join(parts.config.envdBuildDir, IDMAPPED_OVERLAY_HELPER),
     userNamespace: paths.userns,
-    layers: layers.layers,
+    lower: layers.layers,
+    upper: paths.upper,
+    work: paths.work,
+    target: paths.rootfs,
     stageDir: paths.layers,
   })
-  try {
-    await mountOverlay({
-      lower: staged,
-      upper: paths.upper,
-      work: paths.work,
-      target: paths.rootfs,
-    })
-  } finally {
-    await detachStagedLayers(paths.layers)
-  }
 }
 
 /** envd's own environment: what it passes on to user processes, and its toolbox switches. */

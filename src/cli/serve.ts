@@ -113,7 +113,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
     addressPool: config.addressPool,
     masquerade: config.masquerade,
     pidsLimit: 1024,
-    // scripts/build.mjs puts envd/ and idmap-mount next to sandbar.mjs, the bundle running this code.
+    // scripts/build.mjs puts envd/ and idmapped-overlay next to sandbar.mjs, the bundle running this code.
     envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
     logger,
   })

@@ -17,11 +17,11 @@ import { runHostCommand } from '../../src/agent/host-command.js'
 import { BASE_TEMPLATE_ID, ensureBaseTemplate } from '../../src/agent/rootfs/base-template.js'
 import {
   detachStagedLayers,
-  IDMAP_MOUNT_HELPER,
-  stageIdmappedLayers,
-} from '../../src/agent/rootfs/idmapped-layers.js'
+  IDMAPPED_OVERLAY_HELPER,
+  mountIdmappedOverlay,
+} from '../../src/agent/rootfs/idmapped-overlay.js'
 import { mountsUnder } from '../../src/agent/rootfs/mountinfo.js'
-import { isMounted, mountOverlay, unmountOverlay } from '../../src/agent/rootfs/overlay.js'
+import { isMounted, unmountOverlay } from '../../src/agent/rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from '../../src/agent/rootfs/rootfs.js'
 import { ensureToolbox } from '../../src/agent/rootfs/toolbox.js'
 import {
@@ -121,48 +121,17 @@ describe('base template', () => {
     )
   })
 
-  it('mounts as an overlay whose writes land in upper and leave the layers untouched', async () => {
+  it("mounts idmapped as a sandbox's overlay: the sandbox's IDs own its files, writes land in upper, the layers stay as they were", async () => {
     const top = path.join(scratch, 'layer-top')
     await mkdir(path.join(top, 'etc'), { recursive: true })
     await writeFile(path.join(top, 'etc/hostname'), 'from-top\n')
-    const paths = {
-      upper: path.join(scratch, 'upper'),
-      work: path.join(scratch, 'work'),
-      target: path.join(scratch, 'rootfs'),
-    }
-    for (const dir of Object.values(paths)) await mkdir(dir)
-    const started = performance.now()
-    await mountOverlay({ lower: [...base.layers, top], ...paths })
-    const mountMillis = performance.now() - started
-    expect(await isMounted(paths.target)).toBe(true)
-    expect(await readFile(path.join(paths.target, 'etc/hostname'), 'utf8')).toBe('from-top\n')
-    await writeFile(path.join(paths.target, 'etc/sbt-written'), 'written in the sandbox\n')
-    expect(await readFile(path.join(paths.upper, 'etc/sbt-written'), 'utf8')).toBe(
-      'written in the sandbox\n',
-    )
-    expect(await stat(layer('etc/sbt-written')).catch(() => undefined)).toBeUndefined()
-    const unmountStarted = performance.now()
-    await unmountOverlay(paths.target)
-    const unmountMillis = performance.now() - unmountStarted
-    await unmountOverlay(paths.target)
-    expect(await isMounted(paths.target)).toBe(false)
-    expect(await mountsUnder(scratch)).toEqual([])
-    console.log(
-      `overlay mount ${mountMillis.toFixed(1)} ms, unmount ${unmountMillis.toFixed(1)} ms`,
-    )
-  })
-})
-
-describe('idmapped layers', () => {
-  it("show the layer's files as the sandbox range's, copy writes up, and leave the layer as it was", async () => {
-    const base = await ensureBaseTemplate({ dataDir: TEMPLATE_CACHE, logger })
     const userNamespace = path.join(scratch, 'userns')
     const idMap = TEST_ID_MAP
     await createUserNamespace({ file: userNamespace, owner: OWNER_BASE + 1, idMap })
     const paths = {
-      upper: path.join(scratch, 'idmapped-upper'),
-      work: path.join(scratch, 'idmapped-work'),
-      target: path.join(scratch, 'idmapped-rootfs'),
+      upper: path.join(scratch, 'upper'),
+      work: path.join(scratch, 'work'),
+      target: path.join(scratch, 'rootfs'),
     }
     for (const dir of Object.values(paths)) await mkdir(dir)
     await chown(paths.upper, idMap.hostID, idMap.hostID)
@@ -170,40 +139,47 @@ describe('idmapped layers', () => {
     const stageDir = path.join(scratch, 'stage')
     try {
       const started = performance.now()
-      const staged = await stageIdmappedLayers({
-        helper: path.join(inject('envdBuildDir'), IDMAP_MOUNT_HELPER),
+      await mountIdmappedOverlay({
+        helper: path.join(inject('envdBuildDir'), IDMAPPED_OVERLAY_HELPER),
         userNamespace,
-        layers: base.layers,
+        lower: [...base.layers, top],
+        ...paths,
         stageDir,
       })
-      const stagedMillis = performance.now() - started
-      await mountOverlay({ lower: staged, ...paths })
-      const mountedMillis = performance.now() - started
-      await detachStagedLayers(stageDir)
-      const detachedMillis = performance.now() - started
+      const mountMillis = performance.now() - started
+      expect(await isMounted(paths.target)).toBe(true)
       expect(await mountsUnder(stageDir)).toEqual([])
       const owner = async (file: string) => {
         const stats = await stat(path.join(paths.target, file))
         return [stats.uid - idMap.hostID, stats.gid - idMap.hostID]
       }
+      expect(await owner('')).toEqual([0, 0])
       expect(await owner('home/user')).toEqual([1000, 1000])
       expect(await owner('etc/passwd')).toEqual([0, 0])
-      await writeFile(path.join(paths.target, 'etc/hostname'), 'written\n')
-      const copied = await stat(path.join(paths.upper, 'etc/hostname'))
-      expect([copied.uid, copied.gid]).toEqual([idMap.hostID, idMap.hostID])
-      const layerFile = await stat(path.join(base.layers[0] ?? '', 'etc/hostname'))
-      expect([layerFile.uid, layerFile.gid]).toEqual([0, 0])
-      expect(await readFile(path.join(base.layers[0] ?? '', 'etc/hostname'), 'utf8')).toBe(
-        'sandbox\n',
+      expect(await readFile(path.join(paths.target, 'etc/hostname'), 'utf8')).toBe('from-top\n')
+      await writeFile(path.join(paths.target, 'etc/sbt-written'), 'written in the sandbox\n')
+      await writeFile(path.join(paths.target, 'etc/passwd'), 'replaced\n')
+      expect(await readFile(path.join(paths.upper, 'etc/sbt-written'), 'utf8')).toBe(
+        'written in the sandbox\n',
       )
+      const copied = await stat(path.join(paths.upper, 'etc/passwd'))
+      expect([copied.uid, copied.gid]).toEqual([idMap.hostID, idMap.hostID])
+      expect(await stat(layer('etc/sbt-written')).catch(() => undefined)).toBeUndefined()
+      expect(await readFile(layer('etc/passwd'), 'utf8')).toMatch(/^root:x:0:0:/)
+      const unmountStarted = performance.now()
+      await unmountOverlay(paths.target)
+      const unmountMillis = performance.now() - unmountStarted
+      await unmountOverlay(paths.target)
+      expect(await isMounted(paths.target)).toBe(false)
       console.log(
-        `idmapped layers staged ${stagedMillis.toFixed(1)} ms, overlay mounted ${(mountedMillis - stagedMillis).toFixed(1)} ms, staged layers detached ${(detachedMillis - mountedMillis).toFixed(1)} ms`,
+        `idmapped overlay mount ${mountMillis.toFixed(1)} ms, unmount ${unmountMillis.toFixed(1)} ms`,
       )
     } finally {
       await unmountOverlay(paths.target)
       await detachStagedLayers(stageDir)
       await removeUserNamespace(userNamespace)
     }
+    expect(await mountsUnder(scratch)).toEqual([])
   })
 })
 

@@ -56,7 +56,7 @@ export interface BaseTemplateOptions {
 
 /**
  * How layers store file owners: as the image has them (0, 1000, …), each sandbox seeing them
- * through an idmapped mount (idmapped-layers.ts). Part of the recipe, so a cache holding
+ * through an idmapped mount (idmapped-overlay.ts). Part of the recipe, so a cache holding
  * layers stored another way is never mistaken for one of these.
  */
 const LAYER_IDS = 'idmapped'

@@ -37,17 +37,6 @@ export function overlayLowerDirs(superOptions: string): string[] {
 }
 
 /**
- * Mounts the overlay (host-facts: ~2.6 ms). upper, work and target must exist, and upper and
- * work must belong to the sandbox's root as the host sees it (its ID map's first host ID): the
- * merged `/` takes its owner from upper, so otherwise the sandbox's root could not write its
- * own `/`.
- */
-export async function mountOverlay(spec: OverlaySpec): Promise<void> {
-  const options = overlayOptions(spec)
-  await runHostCommand('mount', ['-t', 'overlay', 'overlay', '-o', options, spec.target])
-}
-
-/**
  * Unmounts the overlay at `target`; not mounted is fine. No lazy (`-l`) fallback: a busy
  * overlay means a process of the sandbox still runs, and hiding that would leak it — the
  * caller removes the container first and sees the error otherwise.
