@@ -1,10 +1,13 @@
+import { randomBytes } from 'node:crypto'
 import { chmod, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { KeyedQueue } from '../keyed-queue.js'
-import { envdURL, initEnvd, waitForEnvd } from './envd-client.js'
+import { envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
-import { PREFIX_PATTERN } from './host-names.js'
+import { PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
 import type { Agent, AgentConfig, SandboxInfo, SandboxOutput, SandboxRequest } from './index.js'
+import { checkHostLimits, ensureOwnNofile, readHostLimits } from './limits/host-limits.js'
+import { limitParentCgroup, pidsBudget } from './limits/parent-cgroup.js'
 import { createAddressPool } from './network/address-pool.js'
 import { createNetworkManager } from './network/network-manager.js'
 import { reconcile } from './reconcile.js'
@@ -51,6 +54,12 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     await mkdir(dir, { recursive: true })
     await chmod(dir, 0o711)
   }
+  const host = await readHostLimits()
+  checkHostLimits(host, config, logger)
+  await ensureOwnNofile(logger)
+  await limitParentCgroup(parentCgroupPath(config.prefix), {
+    pidsMax: pidsBudget(host.pidMax, host.threadsMax),
+  })
   const network = createNetworkManager({
     prefix: config.prefix,
     addressPool: config.addressPool,
@@ -98,6 +107,8 @@ class HostAgent implements Agent {
     if (!layers) throw new TemplateNotFoundError(request.templateID)
     const { config } = this.parts
     return this.exclusive(request.sandboxID, async () => {
+      // Handed to envd at start (see sandbox-host.ts); only `/init` pushes carrying it apply.
+      const envdControlSecret = randomBytes(32).toString('base64url')
       const record = await this.reserve({
         sandboxID: request.sandboxID,
         templateID: request.templateID,
@@ -107,6 +118,7 @@ class HostAgent implements Agent {
         diskSizeMB: request.diskSizeMB,
         envVars: request.envVars,
         accessToken: request.accessToken,
+        envdControlSecret,
         egress: request.egress,
         state: 'creating',
         createdAt: new Date().toISOString(),
@@ -124,11 +136,13 @@ class HostAgent implements Agent {
             return state?.status === 'running'
           },
         })
-        await initEnvd(url, {
+        const init = {
           envVars: request.envVars,
           accessToken: request.accessToken,
           ...TEMPLATE_USER,
-        })
+        }
+        await initEnvd(url, init, envdControlSecret)
+        await verifyEnvdLock(url, init)
         const running: SandboxRecord = {
           ...record,
           address: network.sandboxAddress,

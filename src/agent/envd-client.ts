@@ -1,4 +1,5 @@
-import { ENVD_PORT } from '../envd/index.js'
+import * as z from 'zod/mini'
+import { ENVD_CONTROL_HEADER, ENVD_PORT } from '../envd/index.js'
 
 /** The URL of a sandbox's envd, from the host side. */
 export function envdURL(sandboxAddress: string): string {
@@ -46,13 +47,50 @@ export interface EnvdInit {
   defaultWorkdir: string
 }
 
-export async function initEnvd(url: string, init: EnvdInit): Promise<void> {
+/** Pushes `/init` with the control secret of the sandbox's handover. */
+export async function initEnvd(url: string, init: EnvdInit, controlSecret: string): Promise<void> {
   const response = await fetch(`${url}/init`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', [ENVD_CONTROL_HEADER]: controlSecret },
     body: JSON.stringify({ ...init, timestamp: new Date().toISOString() }),
   })
   if (response.status !== 204) {
     throw new Error(`envd /init answered ${response.status}: ${await response.text()}`)
   }
 }
+
+/**
+ * Checks from outside that envd is locked as the handover and `/init` meant: `/init` without
+ * the control secret is refused; with a token, a gated route is refused without it; and the
+ * default env vars hold the ones pushed. Throws otherwise, failing the create.
+ */
+export async function verifyEnvdLock(url: string, init: EnvdInit): Promise<void> {
+  const token: Record<string, string> =
+    init.accessToken === undefined ? {} : { 'X-Access-Token': init.accessToken }
+  // Independent probes, sent together: each is a round trip on the create's critical path.
+  const [rogueInit, open, envs] = await Promise.all([
+    statusOf(fetch(`${url}/init`, { method: 'POST', body: '{}' })),
+    init.accessToken === undefined ? undefined : statusOf(fetch(`${url}/envs`)),
+    fetch(`${url}/envs`, { headers: token }),
+  ])
+  if (rogueInit !== 401) {
+    throw new Error(`envd accepted /init without the control secret (${rogueInit})`)
+  }
+  if (open !== undefined && open !== 401) {
+    throw new Error(`envd answered /envs without the access token (${open})`)
+  }
+  const current = envsSchema.safeParse(envs.status === 200 ? await envs.json() : undefined)
+  const applied =
+    current.success &&
+    Object.entries(init.envVars).every(([key, value]) => current.data[key] === value)
+  if (!applied) throw new Error(`envd does not hold the pushed env vars (/envs ${envs.status})`)
+}
+
+/** A reply's status, its body discarded. */
+async function statusOf(reply: Promise<Response>): Promise<number> {
+  const response = await reply
+  await response.body?.cancel()
+  return response.status
+}
+
+const envsSchema = z.record(z.string(), z.string())

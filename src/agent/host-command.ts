@@ -7,6 +7,8 @@ import { AgentError } from './errors.js'
 export interface HostCommandOptions {
   /** Written to the tool's stdin (an `nft -f -` script, say). */
   input?: string
+  /** An open file the tool gets as its stdin instead (and passes on, as `crun run` does). */
+  stdinFD?: number
   /** Extra environment, on top of the agent's own. */
   env?: Record<string, string>
   /**
@@ -32,7 +34,7 @@ export async function runHostCommand(
   const child = spawn(file, args, {
     // No input: /dev/null, so a tool (or a container it leaves running) never holds our pipe.
     stdio: [
-      options.input === undefined ? 'ignore' : 'pipe',
+      options.stdinFD ?? (options.input === undefined ? 'ignore' : 'pipe'),
       outputFD ?? 'pipe',
       outputFD ?? 'pipe',
     ],

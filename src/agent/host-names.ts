@@ -28,8 +28,13 @@ export function hostNames(prefix: string, sandboxID: string): SandboxHostNames {
     netns: `${prefix}-${sandboxID}`,
     hostVeth: `${prefix}h${hash}`,
     peerVeth: `${prefix}p${hash}`,
-    cgroupPath: `/sandbar-${prefix}/${sandboxID}`,
+    cgroupPath: `${parentCgroupPath(prefix)}/${sandboxID}`,
   }
+}
+
+/** The cgroup all of an agent's sandboxes live under: it holds their pids budget and CPU weight. */
+export function parentCgroupPath(prefix: string): string {
+  return `/sandbar-${prefix}`
 }
 
 /** The nftables table (family `inet`) an agent with this prefix owns. */

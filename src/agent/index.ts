@@ -43,6 +43,8 @@ export interface AgentConfig {
   masquerade: boolean
   /** Process limit per sandbox. */
   pidsLimit: number
+  /** How many sandboxes may run at once; the host's limits are checked against it at start. */
+  maxSandboxes?: number
   /**
    * scripts/build.mjs's output directory: the built envd (`<dir>/envd/envd.mjs`) and the
    * agent's `idmapped-overlay` helper.

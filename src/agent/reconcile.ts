@@ -40,7 +40,9 @@ export async function reconcile(parts: HostParts, logger: Logger): Promise<Recon
       report.removed.push(sandboxID)
       logger.warn(
         { sandboxID, hadRecord: record !== undefined, alive },
-        'reconcile: removed incomplete sandbox',
+        record === undefined
+          ? 'reconcile: removed a sandbox whose record is missing or unreadable'
+          : 'reconcile: removed incomplete sandbox',
       )
     }
   }

@@ -1,6 +1,6 @@
-import { chown, mkdir, writeFile } from 'node:fs/promises'
+import { chown, type FileHandle, mkdir, open, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { ENVD_PORT } from '../envd/index.js'
+import { ENVD_PORT, encodeHandover } from '../envd/index.js'
 import { runHostCommand } from './host-command.js'
 import { hostNames } from './host-names.js'
 import type { AgentConfig } from './index.js'
@@ -15,6 +15,7 @@ import {
 } from './rootfs/idmapped-overlay.js'
 import { unmountOverlay } from './rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
+import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
 import { createUserNamespace, namespaceOwner, removeUserNamespace } from './user-namespace.js'
@@ -44,6 +45,7 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
     userns: path.join(dir, 'userns'),
     // Where the template's layers appear idmapped for this sandbox until its overlay holds them.
     layers: path.join(dir, 'layers'),
+    handover: path.join(dir, 'handover'),
   }
 }
 
@@ -70,7 +72,8 @@ export async function startSandboxHost(
   ])
   if (network.status === 'rejected') throw network.reason
   if (rootfs.status === 'rejected') throw rootfs.reason
-  await parts.runtimes.get(record.runtime).run({
+  const handover = await openHandover(paths.handover, record)
+  const started = parts.runtimes.get(record.runtime).run({
     id: names.container,
     bundleDir: paths.bundle,
     outputFile: paths.output,
@@ -88,8 +91,34 @@ export async function startSandboxHost(
       env: envdEnvironment(record, parts.toolbox),
       cwd: '/',
     },
+    initStdin: handover.fd,
   })
+  // Once `run` settles, the container's init holds its own descriptor of the file, or failed.
+  await started.finally(() => handover.close())
   return network.value
+}
+
+/**
+ * envd's handover (its access token and the agent's control secret) in a file that is
+ * unlinked before anything is written to it, so only descriptors reach it: the one the
+ * container's init inherits as stdin and envd empties once read. Not the environment, which
+ * the sandbox's root reads in `/proc/1/environ` for the sandbox's life; not a file in the
+ * rootfs or bundle, which would depend on the id mapping and could outlive a failed start.
+ */
+async function openHandover(file: string, record: SandboxRecord): Promise<FileHandle> {
+  const { envdControlSecret, accessToken } = record
+  if (envdControlSecret === undefined) {
+    throw new Error(`sandbox '${record.sandboxID}' has no envd control secret`)
+  }
+  const handle = await open(file, 'w+', 0o600)
+  try {
+    await unlink(file)
+    await handle.writeFile(encodeHandover({ controlSecret: envdControlSecret, accessToken }))
+    return handle
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
 }
 
 /**
@@ -159,6 +188,8 @@ export async function removeSandboxHost(parts: HostParts, sandboxID: string): Pr
   for (const runtime of runtimes) await runtime.remove(names.container)
   const paths = sandboxPaths(parts.records, sandboxID)
   await removeUserNamespace(paths.userns)
+  // Left mounted only by a crash while the runtime started the container (netns-sysfs.ts).
+  await unmountNetnsSysfs(netnsSysfsDir(paths.bundle))
   await unmountOverlay(paths.rootfs)
   await detachStagedLayers(paths.layers)
   await removeDiskImage({ image: paths.image, mountPoint: paths.disk })

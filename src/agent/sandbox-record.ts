@@ -17,6 +17,11 @@ const recordSchema = z.object({
   diskSizeMB: z.number(),
   envVars: z.record(z.string(), z.string()),
   accessToken: z.optional(z.string()),
+  /**
+   * Authorizes the agent's `/init` pushes to the sandbox's envd, which got it in its handover.
+   * Optional only so that records of sandboxes started before it existed still parse.
+   */
+  envdControlSecret: z.optional(z.string()),
   egress: z.object({ allowOut: z.array(z.string()), denyOut: z.array(z.string()) }),
   state: z.enum(['creating', 'running', 'paused']),
   createdAt: z.string(),
@@ -59,7 +64,15 @@ export class SandboxRecords {
       () => undefined,
     )
     if (text === undefined) return undefined
-    const parsed = recordSchema.safeParse(JSON.parse(text))
+    // A torn or corrupt file is no record: reconcile then removes the sandbox's host objects
+    // by name, instead of one bad file stopping every start.
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      return undefined
+    }
+    const parsed = recordSchema.safeParse(json)
     return parsed.success ? parsed.data : undefined
   }
 

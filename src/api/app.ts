@@ -1,4 +1,5 @@
 import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
 import type { Logger } from '../logger.js'
 import type { Store } from '../store/index.js'
 import { apiKeyAuth } from './auth.js'
@@ -16,11 +17,29 @@ export interface ApiAppOptions {
   logger: Logger
 }
 
+/**
+ * The largest request body the API reads. The biggest real body, a create with many env vars,
+ * is far smaller (schemas/sandbox-requests.ts bounds its parts); without a bound one request
+ * could hold the process's memory.
+ */
+export const MAX_BODY_BYTES = 1024 * 1024
+
 /** The E2B REST API (wire contract §1): every error leaves as `{code, message}`. */
 export function createApiApp({ store, service, logger }: ApiAppOptions): Hono {
   const app = new Hono()
   // §1.2: health needs no credentials.
   app.get('/health', (c) => c.body(null, 204))
+  // Before authentication: a body is refused unread whoever sends it (Content-Length), or as
+  // soon as a streamed one passes the limit.
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw apiErrors.bodyTooLarge(MAX_BODY_BYTES)
+      },
+    }),
+  )
   app.use('*', apiKeyAuth(store))
   // Metrics first: `/sandboxes/metrics` must not be read as `/sandboxes/{sandboxID}`.
   app.route('/', sandboxMetricsRoutes(service))

@@ -7,16 +7,20 @@ export type ApiErrorKind =
   | 'forbidden'
   | 'notFound'
   | 'conflict'
+  | 'payloadTooLarge'
   | 'tooManyRequests'
   | 'internal'
 
+type ApiErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500
+
 /** A missing kind fails to compile (STYLE habit 7). */
-const statusOf: Record<ApiErrorKind, 400 | 401 | 403 | 404 | 409 | 429 | 500> = {
+const statusOf: Record<ApiErrorKind, ApiErrorStatus> = {
   badRequest: 400,
   unauthorized: 401,
   forbidden: 403,
   notFound: 404,
   conflict: 409,
+  payloadTooLarge: 413,
   tooManyRequests: 429,
   internal: 500,
 }
@@ -30,7 +34,7 @@ export class ApiError extends Error {
     super(message)
   }
 
-  get status(): 400 | 401 | 403 | 404 | 409 | 429 | 500 {
+  get status(): ApiErrorStatus {
     return statusOf[this.kind]
   }
 
@@ -96,6 +100,9 @@ export const apiErrors = {
   /** §4.5: `PUT /network` answers 409 for a sandbox not running; the contract gives no text. */
   sandboxNotRunning: (sandboxID: string) =>
     new ApiError('conflict', `Sandbox "${sandboxID}" is not running`),
+  /** A request body over the API's limit (app.ts), refused before it is read into memory. */
+  bodyTooLarge: (maxBytes: number) =>
+    new ApiError('payloadTooLarge', `request body is larger than ${maxBytes} bytes`),
   internal: () => new ApiError('internal', 'internal server error'),
   /**
    * An allowOut entry overlapping what no sandbox may reach (the agent drops it before any

@@ -6,6 +6,7 @@ import type { Store } from '../store/index.js'
 import { createApiApp } from './app.js'
 import { startExpiryLoop } from './expiry-loop.js'
 import { sandboxDirectory } from './sandbox-directory.js'
+import { reconcileSandboxes } from './sandbox-reconcile.js'
 import { SandboxService, type SandboxServiceConfig } from './sandbox-service.js'
 import { startTelemetryLoop } from './sandbox-telemetry.js'
 
@@ -30,11 +31,12 @@ export interface ControlPlane {
 }
 
 /**
- * Creates the control plane, starts expiring sandboxes at their timeout (§4.2) and collecting
- * their metrics and logs.
+ * Creates the control plane: reconciles the store with the agent (sandbox-reconcile.ts), then
+ * starts expiring sandboxes at their timeout (§4.2) and collecting their metrics and logs.
  */
-export function createControlPlane(options: ControlPlaneOptions): ControlPlane {
+export async function createControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { store, agent, logger } = options
+  await reconcileSandboxes(store, agent, logger)
   const service = new SandboxService(store, agent, options, logger)
   const expiry = startExpiryLoop(store, service, logger)
   const telemetry = startTelemetryLoop(service.telemetry, logger)

@@ -13,6 +13,8 @@ export function sandboxDirectory(
   service: SandboxService,
 ): SandboxDirectory {
   const proxied = async (sandbox: Sandbox): Promise<ProxiedSandbox | undefined> => {
+    // A sandbox still starting is not handed out yet, as the API does not list it.
+    if (sandbox.state === 'starting') return undefined
     const info = await agent.get(sandbox.sandboxID)
     if (info === undefined) return undefined
     return {

@@ -1,9 +1,4 @@
-import {
-  type Agent,
-  type EgressPolicy,
-  SandboxNotFoundError,
-  SandboxStateError,
-} from '../agent/index.js'
+import { type Agent, type EgressPolicy, SandboxStateError } from '../agent/index.js'
 import type { Logger } from '../logger.js'
 import type {
   LogQuery,
@@ -18,6 +13,7 @@ import { checkedEgressPolicy, type EgressRequest, refuseUnreachable } from './eg
 import { apiErrors } from './errors.js'
 import { type BaseTemplate, newSandbox, resolveTemplate } from './new-sandbox.js'
 import { SandboxEvents } from './sandbox-events.js'
+import { killIfPresent } from './sandbox-reconcile.js'
 import { SandboxSlots } from './sandbox-slots.js'
 import { SandboxTelemetry } from './sandbox-telemetry.js'
 import type { NewSandbox } from './schemas/sandbox-requests.js'
@@ -64,63 +60,73 @@ export class SandboxService {
       checkedEgressPolicy({ ...body.network, allow_internet_access: body.allow_internet_access }),
       await this.agent.unreachableNetworks(),
     )
+    const now = new Date()
+    const sandbox = newSandbox(team, body, secure, {
+      startedAt: now,
+      endAt: new Date(now.getTime() + timeoutS * 1000),
+      maxEndAt: this.maxEndFrom(now),
+    })
     const release = await this.slots.reserve(team.id)
     try {
-      const now = new Date()
-      const sandbox = newSandbox(team, body, secure, {
-        startedAt: now,
-        endAt: new Date(now.getTime() + timeoutS * 1000),
-        maxEndAt: this.maxEndFrom(now),
-      })
-      await this.start(sandbox, template, egress)
-      // The sandbox runs and is stored: a log write that fails must not turn that into a 500.
-      await this.events
-        .record(sandbox, 'created', { templateID: template.templateID })
-        .catch((error: unknown) => {
-          this.logger.error(
-            { err: error, sandboxID: sandbox.sandboxID },
-            'recording creation failed',
-          )
-        })
-      this.logger.info({ sandboxID: sandbox.sandboxID, teamID: team.id }, 'sandbox created')
-      // A first sample now, so metrics exist before the telemetry loop's next pass.
-      this.telemetry.sample(sandbox).catch((error: unknown) => {
-        this.logger.warn(
-          { err: error, sandboxID: sandbox.sandboxID },
-          'first metrics sample failed',
-        )
-      })
-      return sandbox
+      // From here the `starting` row holds the team's slot.
+      await this.store.insertSandbox({ ...sandbox, state: 'starting' })
     } finally {
       await release()
     }
+    await this.start(sandbox, template, egress)
+    // The sandbox runs and is stored: a log write that fails must not turn that into a 500.
+    await this.events
+      .record(sandbox, 'created', { templateID: template.templateID })
+      .catch((error: unknown) => {
+        this.logger.error({ err: error, sandboxID: sandbox.sandboxID }, 'recording creation failed')
+      })
+    this.logger.info({ sandboxID: sandbox.sandboxID, teamID: team.id }, 'sandbox created')
+    // A first sample now, so metrics exist before the telemetry loop's next pass.
+    this.telemetry.sample(sandbox).catch((error: unknown) => {
+      this.logger.warn({ err: error, sandboxID: sandbox.sandboxID }, 'first metrics sample failed')
+    })
+    return sandbox
   }
 
-  /** Runs the new sandbox, then stores it; a sandbox that cannot be stored does not run. */
+  /**
+   * Runs a sandbox stored as `starting`, then marks it running (DESIGN.md "Who owns what":
+   * store, host, confirm). A failure takes back both; a crash anywhere in between leaves the
+   * `starting` row, which the next start's reconcile rolls back (sandbox-reconcile.ts).
+   */
   private async start(
     sandbox: Sandbox,
     template: BaseTemplate,
     egress: EgressPolicy,
   ): Promise<void> {
-    await this.agent.create({
-      ...template,
-      sandboxID: sandbox.sandboxID,
-      envVars: sandbox.envVars,
-      egress,
-      accessToken: sandbox.envdAccessToken ?? undefined,
-    })
+    const { sandboxID } = sandbox
     try {
-      await this.store.insertSandbox(sandbox)
+      await this.agent.create({
+        ...template,
+        sandboxID,
+        envVars: sandbox.envVars,
+        egress,
+        accessToken: sandbox.envdAccessToken ?? undefined,
+      })
     } catch (error) {
-      await this.agent.kill(sandbox.sandboxID)
+      await this.store.removeSandbox(sandboxID)
+      throw error
+    }
+    try {
+      const running = await this.store.updateSandbox(sandboxID, { state: 'running' }, 'starting')
+      if (running === undefined)
+        throw new Error(`sandbox ${sandboxID} left the store while starting`)
+    } catch (error) {
+      await this.agent.kill(sandboxID)
+      await this.store.removeSandbox(sandboxID)
       throw error
     }
   }
 
-  /** A sandbox of the team, or the contract's 404. */
+  /** A sandbox of the team, or the contract's 404; one still starting is not there yet. */
   async get(team: Team, sandboxID: string): Promise<Sandbox> {
     const sandbox = await this.store.getSandbox(sandboxID, team.id)
-    if (sandbox === undefined) throw apiErrors.sandboxNotFound(sandboxID)
+    if (sandbox === undefined || sandbox.state === 'starting')
+      throw apiErrors.sandboxNotFound(sandboxID)
     return sandbox
   }
 
@@ -276,7 +282,8 @@ export class SandboxService {
    */
   async resume(sandboxID: string, timeoutS: number): Promise<Sandbox> {
     const paused = await this.store.getSandbox(sandboxID)
-    if (paused === undefined) throw apiErrors.sandboxNotFound(sandboxID)
+    if (paused === undefined || paused.state === 'starting')
+      throw apiErrors.sandboxNotFound(sandboxID)
     if (paused.state === 'running') return paused
     const release = await this.slots.reserve(paused.teamID)
     try {
@@ -334,9 +341,7 @@ export class SandboxService {
     await this.telemetry.collectOutput(sandbox).catch((error: unknown) => {
       this.logger.warn({ err: error, sandboxID }, 'collecting the last output failed')
     })
-    await this.agent.kill(sandboxID).catch((error: unknown) => {
-      if (!(error instanceof SandboxNotFoundError)) throw error
-    })
+    await killIfPresent(this.agent, sandboxID)
     await this.store.removeSandbox(sandboxID)
   }
 

@@ -9,7 +9,7 @@ import { createAgent, RUNTIME_NAMES, type RuntimeName } from '../agent/index.js'
 import { createControlPlane } from '../api/index.js'
 import { createLogger } from '../logger.js'
 import { createProxy } from '../proxy/index.js'
-import { createStore, type Store } from '../store/index.js'
+import { createStore, loadTokenKey, type Store } from '../store/index.js'
 
 /** `sandbar serve` settings, from flags. */
 export interface ServeConfig {
@@ -98,13 +98,14 @@ function port(value: string): number {
  */
 export async function runServe(config: ServeConfig): Promise<void> {
   const logger = createLogger('sandbar')
-  await mkdir(config.dataDir, { recursive: true })
+  await makeDataDirPrivate(config.dataDir)
+  const tokenKey = await loadTokenKey(path.join(config.dataDir, 'token.key'))
   const store = await createStore(
     config.postgresUrl === undefined
-      ? { sqlitePath: path.join(config.dataDir, 'sandbar.db') }
-      : { postgresUrl: config.postgresUrl },
+      ? { sqlitePath: path.join(config.dataDir, 'sandbar.db'), tokenKey }
+      : { postgresUrl: config.postgresUrl, tokenKey },
   )
-  const clientEnv = await ensureClientEnv(store, config)
+  const createdClientEnv = await ensureClientEnv(store, config)
   const agent = await createAgent({
     dataDir: config.dataDir,
     templatesDir: config.templatesDir,
@@ -113,11 +114,12 @@ export async function runServe(config: ServeConfig): Promise<void> {
     addressPool: config.addressPool,
     masquerade: config.masquerade,
     pidsLimit: 1024,
+    maxSandboxes: config.maxSandboxes,
     // scripts/build.mjs puts envd/ and idmapped-overlay next to sandbar.mjs, the bundle running this code.
     envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
     logger,
   })
-  const controlPlane = createControlPlane({
+  const controlPlane = await createControlPlane({
     store,
     agent,
     logger,
@@ -130,7 +132,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
   const proxy = createProxy({ domain: config.domain, directory: controlPlane.directory, logger })
   await proxy.listen(config.proxyPort, config.host)
   logger.info({ port: config.apiPort, host: config.host }, 'api listening')
-  console.log(readyMessage(config, clientEnv))
+  console.log(readyMessage(config, createdClientEnv))
 
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down')
@@ -151,13 +153,34 @@ export async function runServe(config: ServeConfig): Promise<void> {
 }
 
 /**
- * On first start, a team and an API key, written to `<data>/client.env` (0600) for
- * `set -a; . client.env`; later starts keep the file. Returns its text.
+ * The data directory holds the store, the token key and client.env: other host users may not
+ * list it (0711). It stays traversable because sandboxes' roots live below it and the runtime
+ * reaches them as each sandbox's own root (create-agent.ts); every secret in it is a 0600 file.
  */
-async function ensureClientEnv(store: Store, config: ServeConfig): Promise<string> {
-  const file = path.join(config.dataDir, 'client.env')
+async function makeDataDirPrivate(dataDir: string): Promise<void> {
+  await mkdir(dataDir, { recursive: true, mode: 0o711 })
+  await chmod(dataDir, 0o711)
+}
+
+/** `<data>/client.env`: the settings a client needs, the API key among them. */
+function clientEnvPath(config: ServeConfig): string {
+  return path.join(config.dataDir, 'client.env')
+}
+
+/**
+ * On first start, a team and an API key, written to `<data>/client.env` (0600) for
+ * `set -a; . client.env`; later starts keep the file. Returns the file's text when this call
+ * created it, which is the one time the key may be printed: service logs keep what a
+ * service prints, and the key must not outlive its first showing there.
+ */
+async function ensureClientEnv(store: Store, config: ServeConfig): Promise<string | undefined> {
+  const file = clientEnvPath(config)
   const existing = await readFile(file, 'utf8').catch(() => undefined)
-  if (existing !== undefined) return existing.trim()
+  if (existing !== undefined) {
+    // The file of an older install, or one copied with looser modes, is root's alone again.
+    await chmod(file, 0o600)
+    return undefined
+  }
   const { team } = await store.ensureFirstTeam()
   const { key } = await store.createApiKey(team.id, 'default')
   const text = [
@@ -170,15 +193,23 @@ async function ensureClientEnv(store: Store, config: ServeConfig): Promise<strin
   return text
 }
 
-/** What a person needs to point the e2b SDK and CLI at this service. */
-function readyMessage(config: ServeConfig, clientEnv: string): string {
-  const file = path.join(config.dataDir, 'client.env')
-  const exports = clientEnv.split('\n').map((line) => `  export ${line}`)
+/**
+ * What a person needs to point the e2b SDK and CLI at this service: the settings themselves
+ * when this start created them, else only the file that holds them (readable by root alone).
+ */
+function readyMessage(config: ServeConfig, createdClientEnv: string | undefined): string {
+  const file = clientEnvPath(config)
+  const settings =
+    createdClientEnv === undefined
+      ? [`Point the e2b SDK and CLI at it with the settings in ${file}:`]
+      : [
+          'Point the e2b SDK and CLI at it (the API key is shown this once):',
+          ...createdClientEnv.split('\n').map((line) => `  export ${line}`),
+          `or load the same variables from ${file}:`,
+        ]
   return [
     `Sandbar is serving the E2B API on port ${config.apiPort} and sandboxes on port ${config.proxyPort}.`,
-    'Point the e2b SDK and CLI at it:',
-    ...exports,
-    `or load the same variables from ${file}:`,
+    ...settings,
     `  set -a; . ${file}; set +a`,
     'then, for example:',
     `  node -e "require('e2b').Sandbox.create().then(async s => { console.log((await s.commands.run('uname -a')).stdout); await s.kill() })"`,

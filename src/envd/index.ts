@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import { createLogger, type Logger } from '../logger.js'
+import { type EnvdHandover, readHandover } from './handover.js'
 import { type PortForwarder, startPortForwarder } from './port-forward/port-forwarder.js'
 import { setprivPrefix } from './process/setpriv-prefix.js'
 import { createEnvdServer } from './server.js'
@@ -8,6 +9,7 @@ import { EnvdState } from './state.js'
 import { UserDirectory } from './users.js'
 import { ENVD_PORT, ENVD_VERSION } from './version.js'
 
+export { ENVD_CONTROL_HEADER, type EnvdHandover, encodeHandover } from './handover.js'
 export { ENVD_PORT, ENVD_VERSION }
 
 /** How to run one envd. */
@@ -17,6 +19,8 @@ export interface EnvdOptions {
   /** Listen address. Default `0.0.0.0`, as inside a sandbox. */
   host?: string
   logger?: Logger
+  /** The agent's handover (a sandbox's envd): locked from the start, `/init` the agent's. */
+  handover?: EnvdHandover
 }
 
 /** A running envd. */
@@ -36,7 +40,7 @@ export interface Envd {
  */
 export async function startEnvd(options: EnvdOptions = {}): Promise<Envd> {
   const logger = options.logger ?? createLogger('envd')
-  const state = new EnvdState(sandboxEnv(process.env))
+  const state = new EnvdState(sandboxEnv(process.env), options.handover)
   const setpriv = setprivPrefix(process.env.SANDBAR_TOOLBOX)
   const server = createEnvdServer({ state, users: new UserDirectory(), logger, setpriv })
   server.listen(options.port ?? ENVD_PORT, options.host ?? '0.0.0.0')
@@ -44,7 +48,8 @@ export async function startEnvd(options: EnvdOptions = {}): Promise<Envd> {
   const address = server.address()
   if (address === null || typeof address === 'string') throw new Error('envd is not on TCP')
   const { port } = address
-  logger.info({ port, version: ENVD_VERSION, setpriv }, 'envd listening')
+  const locked = options.handover !== undefined
+  logger.info({ port, version: ENVD_VERSION, setpriv, locked }, 'envd listening')
   const forwarder = startForwarder(logger, port)
   return {
     port,
@@ -75,15 +80,25 @@ function sandboxEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return result
 }
 
-/** `sandbar envd [--port N] [--host ADDR]`: starts envd and stops it on SIGTERM or SIGINT. */
+/**
+ * `sandbar envd [--port N] [--host ADDR] [--handover-fd FD]`: starts envd and stops it on
+ * SIGTERM or SIGINT. `--handover-fd` names the descriptor of the agent's handover (a sandbox's
+ * envd); without it envd runs open, as the E2B SDK's debug mode expects of a local envd.
+ */
 export async function runEnvdCommand(argv: string[]): Promise<Envd> {
   const { values } = parseArgs({
     args: argv,
-    options: { port: { type: 'string' }, host: { type: 'string' } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'handover-fd': { type: 'string' },
+    },
   })
+  const handoverFD = values['handover-fd']
   const envd = await startEnvd({
     port: values.port === undefined ? ENVD_PORT : Number(values.port),
     ...(values.host === undefined ? {} : { host: values.host }),
+    ...(handoverFD === undefined ? {} : { handover: readHandover(Number(handoverFD)) }),
   })
   const stop = (): void => void envd.close().then(() => process.exit(0))
   process.once('SIGTERM', stop)

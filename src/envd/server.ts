@@ -34,7 +34,11 @@ export function createEnvdServer(ctx: EnvdContext): http.Server {
       res.writeHead(204).end()
       return
     }
-    const pathname = new URL(req.url ?? '/', 'http://envd').pathname
+    const pathname = requestPath(req.url ?? '/')
+    if (pathname === undefined) {
+      sendHttpError(res, 400, `invalid request target ${req.url ?? ''}`)
+      return
+    }
     const token = req.headers['x-access-token']
     if (!passesTokenGate(ctx.state, req.method ?? 'GET', pathname, firstValue(token))) {
       sendHttpError(res, 401, UNAUTHORIZED_MESSAGE)
@@ -66,6 +70,18 @@ function lazyRpcListener(ctx: EnvdContext): RequestListener {
         sendHttpError(res, 500, 'internal error')
       },
     )
+  }
+}
+
+/**
+ * The path envd routes on, or undefined for a target WHATWG URL parsing refuses (`//`,
+ * `//:x/health`): such a target must not throw out of the request listener and end envd.
+ */
+function requestPath(target: string): string | undefined {
+  try {
+    return new URL(target, 'http://envd').pathname
+  } catch {
+    return undefined
   }
 }
 

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
+import type { EnvdHandover } from './handover.js'
 
 /** The body of `POST /init` that envd acts on (wire contract §3.3). */
 export interface InitRequest {
@@ -9,7 +10,14 @@ export interface InitRequest {
   timestamp?: string | undefined
 }
 
-export type InitOutcome = 'applied' | 'stale' | 'unauthorized'
+export type InitOutcome = 'applied' | 'stale' | 'unauthorized' | 'future'
+
+/**
+ * How far ahead of envd's clock an `/init` timestamp may be. The agent and envd read the same
+ * kernel clock, so a push from the future is forged; one second leaves room for a control
+ * plane on another NTP-synced machine. A future stamp would make every real push "stale".
+ */
+export const INIT_CLOCK_SKEW_MS = 1_000
 
 /**
  * What the control plane configures through `/init`: the access token, the default env vars,
@@ -23,19 +31,31 @@ export class EnvdState {
   defaultUser = 'root'
   defaultWorkdir: string | undefined
   private lastInit: number | undefined
+  readonly #controlSecret: string | undefined
 
   /**
    * @param sandboxEnv variables every user process sees beneath the `/init` env vars:
    *   `E2B_SANDBOX=true` plus the sandbox and template IDs when the agent passed them.
+   * @param handover the agent's, in a sandbox: envd starts with its access token in force
+   *   and `/init` needs its control secret. Without one (`sandbar envd` on a host) the
+   *   first `/init` sets the token, as E2B's envd does outside Firecracker.
    */
-  constructor(readonly sandboxEnv: Readonly<Record<string, string>>) {}
+  constructor(
+    readonly sandboxEnv: Readonly<Record<string, string>>,
+    handover?: EnvdHandover,
+  ) {
+    this.accessToken = handover?.accessToken
+    this.#controlSecret = handover?.controlSecret
+  }
 
   /** Whether `token` is the configured access token (constant time). */
   isAccessToken(token: string | undefined): boolean {
-    if (this.accessToken === undefined || token === undefined) return false
-    const expected = Buffer.from(this.accessToken)
-    const given = Buffer.from(token)
-    return expected.length === given.length && timingSafeEqual(expected, given)
+    return sameSecret(this.accessToken, token)
+  }
+
+  /** Whether `/init` may be pushed with this control header: always, without a handover. */
+  mayInit(controlHeader: string | undefined): boolean {
+    return this.#controlSecret === undefined || sameSecret(this.#controlSecret, controlHeader)
   }
 
   /** The env vars a user process inherits before its own `envs`. */
@@ -44,15 +64,17 @@ export class EnvdState {
   }
 
   /**
-   * Applies `/init`. Once a token is set only a request carrying that same token may change
-   * anything (the first `/init` sets it, as envd does outside Firecracker). A request whose
-   * `timestamp` is older than the last applied one is acknowledged but changes nothing.
+   * Applies `/init` (the caller has checked `mayInit`). With a handover the agent is the only
+   * pusher and may set any token; without one, once a token is set only a request carrying
+   * that same token may change anything (the first `/init` sets it, as envd does outside
+   * Firecracker). A `timestamp` beyond INIT_CLOCK_SKEW_MS ahead of `now` is refused; one older
+   * than the last applied push is acknowledged but changes nothing.
    */
-  applyInit(request: InitRequest): InitOutcome {
-    if (this.accessToken !== undefined && !this.isAccessToken(request.accessToken)) {
-      return 'unauthorized'
-    }
+  applyInit(request: InitRequest, now = Date.now()): InitOutcome {
+    const tokenRule = this.#controlSecret === undefined && this.accessToken !== undefined
+    if (tokenRule && !this.isAccessToken(request.accessToken)) return 'unauthorized'
     const at = request.timestamp === undefined ? undefined : Date.parse(request.timestamp)
+    if (at !== undefined && at > now + INIT_CLOCK_SKEW_MS) return 'future'
     if (at !== undefined && this.lastInit !== undefined && at < this.lastInit) return 'stale'
     if (at !== undefined && !Number.isNaN(at)) this.lastInit = at
     if (request.accessToken !== undefined) this.accessToken = request.accessToken || undefined
@@ -61,4 +83,12 @@ export class EnvdState {
     if (request.defaultWorkdir) this.defaultWorkdir = request.defaultWorkdir
     return 'applied'
   }
+}
+
+/** Constant-time equality of two secrets; an unset one equals nothing. */
+function sameSecret(expected: string | undefined, given: string | undefined): boolean {
+  if (expected === undefined || given === undefined) return false
+  const a = Buffer.from(expected)
+  const b = Buffer.from(given)
+  return a.length === b.length && timingSafeEqual(a, b)
 }

@@ -1,15 +1,21 @@
 import type { ApiKeyMask } from './api-key.js'
 import { createKyselyStore } from './kysely-store.js'
+import { sealLegacyTokens } from './legacy-tokens.js'
 import { migrateToLatest } from './migrations/migrate.js'
 import { openPostgres } from './postgres-store.js'
 import type { SandboxOrder } from './sandbox-cursor.js'
 import { openSqlite } from './sqlite-store.js'
+import { TokenSeal } from './token-seal.js'
 
 export { API_KEY_PREFIX, type ApiKeyMask } from './api-key.js'
 export { InvalidNextTokenError, type SandboxOrder } from './sandbox-cursor.js'
+export { loadTokenKey } from './token-seal.js'
 
-/** Which database backs the store: an SQLite file (the default) or a PostgreSQL URL. */
-export type StoreConfig = { sqlitePath: string } | { postgresUrl: string }
+/**
+ * Which database backs the store (an SQLite file, the default, or a PostgreSQL URL) and the
+ * key that seals sandbox tokens in it (token-seal.ts; `loadTokenKey` keeps it in a file).
+ */
+export type StoreConfig = ({ sqlitePath: string } | { postgresUrl: string }) & { tokenKey: Buffer }
 
 /** A team: the owner of API keys, sandboxes and (as its slug) a template namespace. */
 export interface Team {
@@ -29,8 +35,13 @@ export interface ApiKey {
   lastUsedAt: Date | null
 }
 
-/** Public sandbox states (wire contract §4.2); a killed sandbox is removed from the store. */
-export type SandboxState = 'running' | 'paused'
+/**
+ * Sandbox states: the public ones (wire contract §4.2), and `starting`, a create in progress
+ * (stored before the sandbox runs, so a crash mid-create leaves a row that the next start
+ * rolls back). A starting sandbox takes a slot of the team's limit but is listed nowhere.
+ * A killed sandbox is removed from the store.
+ */
+export type SandboxState = 'starting' | 'running' | 'paused'
 
 /** Egress and ingress settings (wire contract §1.3 `SandboxNetworkConfig`). */
 export interface SandboxNetwork {
@@ -85,7 +96,7 @@ export type SandboxPatch = Partial<
 export interface SandboxQuery {
   teamID: string
   /** Default: running and paused. */
-  states?: SandboxState[]
+  states?: Exclude<SandboxState, 'starting'>[]
   /** Exact key/value pairs, all of which must be present. */
   metadata?: Record<string, string>
   /** Inclusive lower bound on the start time. */
@@ -172,8 +183,13 @@ export interface Store {
   /** Forgets a killed sandbox (its logs stay); false when it did not exist. */
   removeSandbox(sandboxID: string): Promise<boolean>
   listSandboxes(query: SandboxQuery): Promise<SandboxPage>
-  /** Running sandboxes of the team: the concurrency limit (429) and `X-Total-Running`. */
+  /**
+   * Running and starting sandboxes of the team: the concurrency limit (429) and
+   * `X-Total-Running`.
+   */
   countRunning(teamID: string): Promise<number>
+  /** Every sandbox of every team, in any state: what reconcile holds against the agent. */
+  allSandboxes(): Promise<Sandbox[]>
   /** Running sandboxes of every team whose `endAt` is at or before `now`, soonest first. */
   expiredSandboxes(now: Date): Promise<Sandbox[]>
 
@@ -205,15 +221,20 @@ export interface Store {
   close(): Promise<void>
 }
 
-/** Opens the configured database, brings its schema up to date, and returns the store. */
+/**
+ * Opens the configured database, brings its schema up to date, seals tokens an older version
+ * left in plaintext, and returns the store.
+ */
 export async function createStore(config: StoreConfig): Promise<Store> {
+  const seal = new TokenSeal(config.tokenKey)
   const { db, dialect } =
     'sqlitePath' in config ? openSqlite(config.sqlitePath) : openPostgres(config.postgresUrl)
   try {
     await migrateToLatest(db, dialect)
+    await sealLegacyTokens(db, seal)
   } catch (error) {
     await db.destroy()
     throw error
   }
-  return createKyselyStore(db, dialect)
+  return createKyselyStore(db, dialect, seal)
 }

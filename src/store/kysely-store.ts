@@ -8,13 +8,18 @@ import { listSandboxes } from './sandbox-list.js'
 import { sandboxQueries } from './sandbox-queries.js'
 import type { Database } from './schema.js'
 import { teamQueries } from './team-queries.js'
+import type { TokenSeal } from './token-seal.js'
 
 /** The one Store implementation: every query is written once, for both dialects. */
-export function createKyselyStore(db: Kysely<Database>, dialect: StoreDialect): Store {
+export function createKyselyStore(
+  db: Kysely<Database>,
+  dialect: StoreDialect,
+  seal: TokenSeal,
+): Store {
   return {
     ...teamQueries(db),
-    ...sandboxQueries(db),
-    listSandboxes: (query) => listSandboxes(db, query),
+    ...sandboxQueries(db, seal),
+    listSandboxes: (query) => listSandboxes(db, seal, query),
     ...logQueries(db, dialect),
     ...metricQueries(db),
     ...retentionQueries(db),

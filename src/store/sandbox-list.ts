@@ -9,6 +9,7 @@ import {
 } from './sandbox-cursor.js'
 import { sandboxFromRow } from './sandbox-row.js'
 import type { Database } from './schema.js'
+import type { TokenSeal } from './token-seal.js'
 
 /** Wire contract §1.1: v2 lists take `limit` 1..100. */
 const MAX_LIMIT = 100
@@ -22,6 +23,7 @@ type SandboxRows = ExpressionBuilder<Database, 'sandboxes'>
  */
 export async function listSandboxes(
   db: Kysely<Database>,
+  seal: TokenSeal,
   query: SandboxQuery,
 ): Promise<SandboxPage> {
   const { limit } = query
@@ -44,7 +46,7 @@ export async function listSandboxes(
     .orderBy('sandbox_id')
     .limit(limit + 1)
     .execute()
-  const sandboxes = rows.slice(0, limit).map(sandboxFromRow)
+  const sandboxes = rows.slice(0, limit).map((row) => sandboxFromRow(row, seal))
   const last = sandboxes.at(-1)
   if (rows.length <= limit || last === undefined) return { sandboxes }
   return {

@@ -2,14 +2,15 @@ import type { Kysely } from 'kysely'
 import type { Sandbox, SandboxPatch, SandboxState } from './index.js'
 import { patchToRow, sandboxFromRow, sandboxToRow } from './sandbox-row.js'
 import type { Database } from './schema.js'
+import type { TokenSeal } from './token-seal.js'
 
 /** Single-sandbox reads and writes, the running count and the expiry scan. */
-export function sandboxQueries(db: Kysely<Database>) {
+export function sandboxQueries(db: Kysely<Database>, seal: TokenSeal) {
   async function getSandbox(sandboxID: string, teamID?: string): Promise<Sandbox | undefined> {
     let query = db.selectFrom('sandboxes').selectAll().where('sandbox_id', '=', sandboxID)
     if (teamID !== undefined) query = query.where('team_id', '=', teamID)
     const row = await query.executeTakeFirst()
-    return row === undefined ? undefined : sandboxFromRow(row)
+    return row === undefined ? undefined : sandboxFromRow(row, seal)
   }
 
   return {
@@ -20,7 +21,7 @@ export function sandboxQueries(db: Kysely<Database>) {
         value,
       }))
       await db.transaction().execute(async (trx) => {
-        await trx.insertInto('sandboxes').values(sandboxToRow(sandbox)).execute()
+        await trx.insertInto('sandboxes').values(sandboxToRow(sandbox, seal)).execute()
         if (pairs.length > 0) await trx.insertInto('sandbox_metadata').values(pairs).execute()
       })
     },
@@ -41,7 +42,7 @@ export function sandboxQueries(db: Kysely<Database>) {
       let query = db.updateTable('sandboxes').set(columns).where('sandbox_id', '=', sandboxID)
       if (ifState !== undefined) query = query.where('state', '=', ifState)
       const row = await query.returningAll().executeTakeFirst()
-      return row === undefined ? undefined : sandboxFromRow(row)
+      return row === undefined ? undefined : sandboxFromRow(row, seal)
     },
 
     async removeSandbox(sandboxID: string): Promise<boolean> {
@@ -59,9 +60,14 @@ export function sandboxQueries(db: Kysely<Database>) {
         .selectFrom('sandboxes')
         .select((eb) => eb.fn.countAll().as('count'))
         .where('team_id', '=', teamID)
-        .where('state', '=', 'running')
+        .where('state', 'in', ['running', 'starting'])
         .executeTakeFirstOrThrow()
       return Number(count)
+    },
+
+    async allSandboxes(): Promise<Sandbox[]> {
+      const rows = await db.selectFrom('sandboxes').selectAll().orderBy('sandbox_id').execute()
+      return rows.map((row) => sandboxFromRow(row, seal))
     },
 
     async expiredSandboxes(now: Date): Promise<Sandbox[]> {
@@ -74,7 +80,7 @@ export function sandboxQueries(db: Kysely<Database>) {
         .orderBy('end_at')
         .orderBy('sandbox_id')
         .execute()
-      return rows.map(sandboxFromRow)
+      return rows.map((row) => sandboxFromRow(row, seal))
     },
   }
 }

@@ -2,9 +2,15 @@ import type { Insertable, Selectable, Updateable } from 'kysely'
 import type { Sandbox, SandboxPatch, SandboxState } from './index.js'
 import { jsonColumns } from './json-columns.js'
 import type { SandboxTable } from './schema.js'
+import type { TokenColumn, TokenSeal } from './token-seal.js'
 
-/** A sandbox as one `sandboxes` row (schema.ts conventions: epoch ms, JSON text, 0/1). */
-export function sandboxToRow(sandbox: Sandbox): Insertable<SandboxTable> {
+/**
+ * A sandbox as one `sandboxes` row (schema.ts conventions: epoch ms, JSON text, 0/1); its
+ * tokens sealed (token-seal.ts).
+ */
+export function sandboxToRow(sandbox: Sandbox, seal: TokenSeal): Insertable<SandboxTable> {
+  const sealed = (column: TokenColumn, token: string | null) =>
+    token === null ? null : seal.seal(sandbox.sandboxID, column, token)
   return {
     sandbox_id: sandbox.sandboxID,
     team_id: sandbox.teamID,
@@ -19,8 +25,8 @@ export function sandboxToRow(sandbox: Sandbox): Insertable<SandboxTable> {
     disk_size_mb: sandbox.diskSizeMB,
     metadata: JSON.stringify(sandbox.metadata),
     env_vars: JSON.stringify(sandbox.envVars),
-    envd_access_token: sandbox.envdAccessToken,
-    traffic_access_token: sandbox.trafficAccessToken,
+    envd_access_token: sealed('envd_access_token', sandbox.envdAccessToken),
+    traffic_access_token: sealed('traffic_access_token', sandbox.trafficAccessToken),
     allow_internet_access: booleanToRow(sandbox.allowInternetAccess),
     network: JSON.stringify(sandbox.network),
     lifecycle: JSON.stringify(sandbox.lifecycle),
@@ -42,7 +48,11 @@ export function patchToRow(patch: SandboxPatch): Updateable<SandboxTable> {
   }
 }
 
-export function sandboxFromRow(row: Selectable<SandboxTable>): Sandbox {
+export function sandboxFromRow(row: Selectable<SandboxTable>, seal: TokenSeal): Sandbox {
+  const opened = (column: TokenColumn) => {
+    const value = row[column]
+    return value === null ? null : seal.open(row.sandbox_id, column, value)
+  }
   return {
     sandboxID: row.sandbox_id,
     teamID: row.team_id,
@@ -57,8 +67,8 @@ export function sandboxFromRow(row: Selectable<SandboxTable>): Sandbox {
     diskSizeMB: row.disk_size_mb,
     metadata: jsonColumns.stringMap(row.metadata),
     envVars: jsonColumns.stringMap(row.env_vars),
-    envdAccessToken: row.envd_access_token,
-    trafficAccessToken: row.traffic_access_token,
+    envdAccessToken: opened('envd_access_token'),
+    trafficAccessToken: opened('traffic_access_token'),
     allowInternetAccess:
       row.allow_internet_access === null ? null : row.allow_internet_access === 1,
     network: jsonColumns.network(row.network),
@@ -72,6 +82,6 @@ function booleanToRow(value: boolean | null): number | null {
 }
 
 function stateFromRow(state: string): SandboxState {
-  if (state === 'running' || state === 'paused') return state
+  if (state === 'starting' || state === 'running' || state === 'paused') return state
   throw new Error(`sandbox row has unknown state ${JSON.stringify(state)}`)
 }

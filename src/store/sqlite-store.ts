@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, openSync } from 'node:fs'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import type { StoreDialect } from './migrations/0001-init.js'
@@ -5,6 +6,7 @@ import type { Database } from './schema.js'
 
 /** An SQLite file as a Kysely database (the embedded default, DESIGN.md § State). */
 export function openSqlite(path: string): { db: Kysely<Database>; dialect: StoreDialect } {
+  makePrivate(path)
   const database = new BetterSqlite3(path)
   // WAL lets readers (list, get) run while the lifecycle loop writes; the busy timeout makes
   // a second process on the same file wait for the lock instead of failing at once.
@@ -19,5 +21,21 @@ export function openSqlite(path: string): { db: Kysely<Database>; dialect: Store
   return {
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }),
     dialect: 'sqlite',
+  }
+}
+
+/**
+ * The database holds sandbox tokens (sealed) and key hashes: it is the service's alone. SQLite
+ * gives its `-wal` and `-shm` files the database file's mode, so a 0600 database keeps them
+ * 0600 too; files an older install left 0644 are tightened before anything is read.
+ */
+function makePrivate(path: string): void {
+  closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      chmodSync(file, 0o600)
+    } catch (error) {
+      if (!(error instanceof Error && 'code' in error && error.code === 'ENOENT')) throw error
+    }
   }
 }

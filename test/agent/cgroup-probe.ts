@@ -72,3 +72,17 @@ export function isLive(pid: number): boolean {
     return false
   }
 }
+
+/** The pids budget and CPU weight of an agent's parent cgroup of all its sandboxes. */
+export async function readParentLimits(parentPath: string) {
+  const mode = await readCgroupMode()
+  const read = async (...parts: string[]) => (await readFile(join(...parts), 'utf8')).trim()
+  if (mode.kind === 'v2') {
+    const dir = join('/sys/fs/cgroup', parentPath)
+    return { pids: pidsMax(await read(dir, 'pids.max')), cpuWeight: await read(dir, 'cpu.weight') }
+  }
+  return {
+    pids: pidsMax(await read('/sys/fs/cgroup/pids', parentPath, 'pids.max')),
+    cpuWeight: await read('/sys/fs/cgroup/cpu', parentPath, 'cpu.shares'),
+  }
+}

@@ -1,12 +1,20 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
+import { readFile, writeFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
+import { mountNetnsSysfs, netnsSysfsDir } from '../../src/agent/runtime/netns-sysfs.js'
 import { SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
-import { hostLeaks, startTestAgent, testAgentConfig } from './agent-fixture.js'
+import {
+  hostLeaks,
+  sandboxRequest,
+  startTestAgent,
+  type TestAgent,
+  testAgentConfig,
+} from './agent-fixture.js'
 import { TEST_ID_MAP } from './runtime-fixture.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
@@ -80,6 +88,11 @@ describe('reconcile', () => {
     await runHostCommand('losetup', ['--find', image])
     await runHostCommand('ip', ['netns', 'add', `${prefix}-${halfMade}`])
     await runHostCommand('ip', ['netns', 'add', `${prefix}-${orphan}`])
+    // A crash between the runtime's mount of the sandbox's sysfs and its unmount.
+    await mountNetnsSysfs(
+      `/run/netns/${prefix}-${halfMade}`,
+      netnsSysfsDir(`${dataDir}/sandboxes/${halfMade}/bundle`),
+    )
 
     const again = await startTestAgent({ dataDir, prefix })
     try {
@@ -88,6 +101,33 @@ describe('reconcile', () => {
       expect(await hostLeaks(again.config)).toEqual([])
     } finally {
       expect(await again.dispose()).toEqual([])
+    }
+  })
+
+  it('removes a running sandbox whose record is corrupt, by name, and starts the others', async () => {
+    const test = await startTestAgent()
+    const { prefix, dataDir } = test.config
+    const corrupt = sandboxID()
+    const healthy = sandboxID()
+    // Whichever agent got furthest cleans up, even when the second never starts.
+    let again: TestAgent | undefined
+    try {
+      for (const id of [corrupt, healthy]) {
+        await test.agent.create(sandboxRequest({ sandboxID: id }))
+      }
+      await test.agent.close()
+      // A torn write: half of a record.
+      const file = `${dataDir}/sandboxes/${corrupt}/sandbox.json`
+      const text = await readFile(file, 'utf8')
+      await writeFile(file, text.slice(0, text.length / 2))
+
+      again = await startTestAgent({ dataDir, prefix })
+      expect(again.agent.reconciled).toEqual({ adopted: [healthy], removed: [corrupt] })
+      expect((await again.agent.list()).map((sandbox) => sandbox.sandboxID)).toEqual([healthy])
+      await again.agent.kill(healthy)
+      expect(await hostLeaks(again.config)).toEqual([])
+    } finally {
+      expect(await (again ?? test).dispose()).toEqual([])
     }
   })
 })

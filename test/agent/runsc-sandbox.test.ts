@@ -37,8 +37,11 @@ describe('a sandbox on runsc', () => {
     const sandbox = sandboxForEnvd(info.envdURL)
     const asUser = await sandbox.commands.run('id -un; pwd; python3 -c "print(6*7)"')
     expect(asUser.stdout).toBe('user\n/home/user\n42\n')
-    const asRoot = await sandbox.commands.run('id -u; dmesg | head -n 1', { user: 'root' })
-    expect(asRoot.stdout).toMatch(/^0\n.*gVisor/)
+    // gVisor's kernel calls itself 4.4.0; its log (dmesg) is refused by the seccomp profile.
+    const asRoot = await sandbox.commands.run('id -u; uname -r; dmesg || echo refused', {
+      user: 'root',
+    })
+    expect(asRoot.stdout).toBe('0\n4.4.0\nrefused\n')
   })
 
   it('moves files through envd', async () => {
@@ -74,10 +77,9 @@ describe('a change of runtime', () => {
       expect([onCrun.runtime, onRunsc.runtime]).toEqual(['crun', 'runsc'])
       await runsc.agent.pause(onCrun.sandboxID)
       await runsc.agent.resume(onCrun.sandboxID)
-      const kernel = (info: SandboxInfo) =>
-        sandboxForEnvd(info.envdURL).commands.run('dmesg 2>/dev/null | head -n 1; echo ok')
-      expect((await kernel(onCrun)).stdout).not.toMatch(/gVisor/)
-      expect((await kernel(onRunsc)).stdout).toMatch(/gVisor/)
+      const kernel = (info: SandboxInfo) => sandboxForEnvd(info.envdURL).commands.run('uname -r')
+      expect((await kernel(onCrun)).stdout).not.toBe('4.4.0\n')
+      expect((await kernel(onRunsc)).stdout).toBe('4.4.0\n')
     } finally {
       expect(await runsc.dispose()).toEqual([])
     }

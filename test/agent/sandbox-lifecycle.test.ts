@@ -2,8 +2,14 @@ import { randomBytes } from 'node:crypto'
 import { CommandExitError } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxInfo } from '../../src/agent/index.js'
+import { readHostLimits } from '../../src/agent/limits/host-limits.js'
+import { pidsBudget } from '../../src/agent/limits/parent-cgroup.js'
+import { readCgroupMode } from '../../src/agent/runtime/cgroup-mode.js'
+import { SANDBOX_NOFILE } from '../../src/agent/runtime/oci-spec.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
+import { EXPECTED_PROBE_RESULTS, SYSCALL_PROBE } from '../support/syscall-probe.js'
 import { readRecord, startTestAgent, type TestAgent } from './agent-fixture.js'
+import { readParentLimits } from './cgroup-probe.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
 
@@ -66,6 +72,95 @@ describe('a sandbox on the agent', () => {
     const uidMap = await sandbox.commands.run('cat /proc/self/uid_map', { user: 'root' })
     const record = await readRecord(test.config.dataDir, info.sandboxID)
     expect(uidMap.stdout.trim().split(/\s+/)).toEqual(['0', String(record.idMap.hostID), '65536'])
+  })
+
+  it("sees its own network devices in /sys, not the host's or other sandboxes'", async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    const sys = await sandbox.commands.run(
+      'ls /sys/class/net /sys/devices/virtual/net /sys/fs/cgroup | tr "\\n" " "',
+    )
+    expect(sys.stdout).toBe(
+      '/sys/class/net: eth0 lo  /sys/devices/virtual/net: eth0 lo  /sys/fs/cgroup: ',
+    )
+    // Host paths left in mountinfo: the overlay's layer, upper and work directories and the
+    // toolbox bind's source; /sys and every other mount name none.
+    const mountinfo = await sandbox.commands.run('cat /proc/self/mountinfo')
+    const hostPaths = [test.config.dataDir, test.config.templatesDir ?? test.config.dataDir]
+    const naming = mountinfo.stdout
+      .split('\n')
+      .filter((line) => hostPaths.some((path) => line.includes(path)))
+      .map((line) => line.split(' ')[4])
+    expect(naming).toEqual(['/.sandbar', '/'])
+  })
+
+  it('refuses nested namespaces, mounts and io_uring to the user and to root', async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    await sandbox.files.write('/tmp/syscall-probe.py', SYSCALL_PROBE)
+    for (const user of ['user', 'root'] as const) {
+      const probe = await sandbox.commands.run('python3 /tmp/syscall-probe.py', { user })
+      expect(JSON.parse(probe.stdout)).toEqual(EXPECTED_PROBE_RESULTS)
+      // The road from a user namespace of one's own to the kernel's network code.
+      const nested = await sandbox.commands.run(
+        'unshare -Urn ip link add sbt0 type dummy; echo "exit $?"; unshare -m true; echo "exit $?"',
+        { user },
+      )
+      expect(nested.stdout).toBe('exit 1\nexit 1\n')
+      expect(nested.stderr).toBe('unshare: unshare failed: Operation not permitted\n'.repeat(2))
+    }
+  })
+
+  it('keeps what users need under the seccomp profile: sudo, runtimes, git, ps, top, a pty', async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    const tools = await sandbox.commands.run(
+      [
+        'sudo -n true',
+        'python3 -c "import threading, subprocess; print(subprocess.run([\'true\']).returncode)"',
+        "node -e \"require('node:worker_threads'); require('node:fs').watch('/tmp').close(); console.log(2)\"",
+        'git init -q /tmp/repo && git -C /tmp/repo status --short && echo 3',
+        'ps -e > /dev/null && top -bn1 > /dev/null && echo 4',
+      ].join(' && '),
+    )
+    expect(tools.stdout).toBe('0\n2\n3\n4\n')
+    let output = ''
+    const terminal = await sandbox.pty.create({
+      cols: 80,
+      rows: 24,
+      onData: (data) => {
+        output += new TextDecoder().decode(data)
+      },
+    })
+    await sandbox.pty.sendInput(terminal.pid, new TextEncoder().encode('tty; exit\n'))
+    expect((await terminal.wait()).exitCode).toBe(0)
+    expect(output).toContain('/dev/pts/')
+  })
+
+  it('bounds open files per process; no core dumps', async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    const limits = await sandbox.commands.run('ulimit -n; ulimit -Hn; ulimit -c; ulimit -Hc')
+    expect(limits.stdout).toBe(`${SANDBOX_NOFILE}\n${SANDBOX_NOFILE}\n0\n0\n`)
+    await sandbox.files.write(
+      '/tmp/fill-fds.py',
+      [
+        'import errno, os, resource',
+        'fds = []',
+        'try:',
+        "    while True: fds.append(os.open('/dev/null', os.O_RDONLY))",
+        'except OSError as error: print(errno.errorcode[error.errno], max(fds) + 1)',
+        'try: resource.setrlimit(resource.RLIMIT_NOFILE, (1 << 20, 1 << 20))',
+        "except ValueError: print('raise refused')",
+      ].join('\n'),
+    )
+    const fill = await sandbox.commands.run('python3 /tmp/fill-fds.py')
+    expect(fill.stdout).toBe(`EMFILE ${SANDBOX_NOFILE}\nraise refused\n`)
+  })
+
+  it('gives all sandboxes one pids budget below pid_max and less CPU weight than the host', async () => {
+    const host = await readHostLimits()
+    const parent = await readParentLimits(`/sandbar-${test.config.prefix}`)
+    expect(parent.pids).toBe(pidsBudget(host.pidMax, host.threadsMax))
+    expect(parent.pids).toBeLessThan(host.pidMax)
+    const v2 = (await readCgroupMode()).kind === 'v2'
+    expect(parent.cpuWeight).toBe(v2 ? '50' : '512')
   })
 
   it('survives a fork bomb: the pids limit holds', async () => {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, readFile, rmdir } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -27,6 +27,7 @@ import {
   TEST_ID_MAP,
   testPrefix,
 } from '../agent/runtime-fixture.js'
+import { EXPECTED_PROBE_RESULTS, SYSCALL_PROBE } from '../support/syscall-probe.js'
 
 export interface RuntimeCaseOptions {
   name: RuntimeName
@@ -34,14 +35,26 @@ export interface RuntimeCaseOptions {
 }
 
 type Resources = ContainerSpec['resources']
+type Binds = ContainerSpec['readonlyBinds']
 const RESOURCES: Resources = { cpuCount: 1, memoryMB: 64, pids: 32 }
+
+/** The host's /usr (python3 and its libraries) read-only in a busybox container. */
+const HOST_USR: Binds = [
+  { source: '/usr', destination: '/usr' },
+  { source: '/usr/lib', destination: '/lib' },
+  { source: '/usr/lib64', destination: '/lib64' },
+]
 
 /** One test's host objects, all named with its prefix; `cleanup` runs even on failure. */
 interface TestWorld {
   prefix: string
   runtime: Runtime
   /** Runs a container with `sh -c script`; `runMs` is the time of `Runtime.run` alone. */
-  start(script: string, resources?: Resources): Promise<{ id: string; pid: number; runMs: number }>
+  start(
+    script: string,
+    resources?: Resources,
+    readonlyBinds?: Binds,
+  ): Promise<{ id: string; pid: number; runMs: number }>
   cleanup(): Promise<void>
 }
 
@@ -108,6 +121,56 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
         `${name}: run --detach p50 ${median(runs)} ms, pause+resume p50 ${median(freezes)} ms`,
       )
       expect(runs).toHaveLength(5)
+    })
+
+    it('refuses nested namespaces, mounts and io_uring to root and to a plain user', async () => {
+      const { start } = await setup()
+      await writeFile(join(rootfs, 'syscall-probe.py'), SYSCALL_PROBE)
+      const { id } = await start(
+        [
+          'python3=/usr/bin/python3',
+          '$python3 /syscall-probe.py > /tmp/$ID.root.t && mv /tmp/$ID.root.t /tmp/$ID.root',
+          '$python3 /syscall-probe.py 1000 > /tmp/$ID.user.t && mv /tmp/$ID.user.t /tmp/$ID.user',
+          // busybox unshare, as a user would try it: a user namespace where they are root.
+          '{ unshare -U -r true; echo "exit $?"; } > /tmp/$ID.unshare.t 2>&1',
+          'mv /tmp/$ID.unshare.t /tmp/$ID.unshare',
+          'sleep 1000',
+        ].join('; '),
+        RESOURCES,
+        HOST_USR,
+      )
+      const asRoot = JSON.parse(await waitForFile(join(rootfs, 'tmp', `${id}.root`)))
+      const asUser = JSON.parse(await waitForFile(join(rootfs, 'tmp', `${id}.user`)))
+      // runsc answers every refusal with EPERM, and so lets clone3 through to its own kernel.
+      const expected =
+        gaps.seccompErrno === undefined
+          ? EXPECTED_PROBE_RESULTS
+          : {
+              ...EXPECTED_PROBE_RESULTS,
+              kcmp: 'EPERM',
+              'clone3(CLONE_NEWUSER)': 'ok',
+            }
+      expect(asRoot).toEqual(expected)
+      expect(asUser).toEqual(expected)
+      expect(await waitForFile(join(rootfs, 'tmp', `${id}.unshare`))).toBe(
+        'unshare: unshare(0x10000000): Operation not permitted\nexit 1\n',
+      )
+    })
+
+    it("shows the container's own network devices in /sys, and leaves no mount on the host", async () => {
+      const { start } = await setup()
+      const { id } = await start(
+        'ls /sys/class/net /sys/devices/virtual/net > /tmp/$ID.t 2>&1; mv /tmp/$ID.t /tmp/$ID.net; sleep 1000',
+      )
+      // The test's netns holds only lo; the host's interfaces and other containers' veths do
+      // not show. gVisor's own sysfs has no network devices at all.
+      const listing = await waitForFile(join(rootfs, 'tmp', `${id}.net`))
+      expect(listing).toBe(
+        gaps.hostProcesses === undefined
+          ? '/sys/class/net:\nlo\n\n/sys/devices/virtual/net:\nlo\n'
+          : 'ls: /sys/class/net: No such file or directory\nls: /sys/devices/virtual/net: No such file or directory\n',
+      )
+      expect(await readFile('/proc/self/mountinfo', 'utf8')).not.toContain(`${id}/sys`)
     })
 
     it('lists what runs', async () => {
@@ -229,7 +292,11 @@ async function newWorld(newRuntime: (stateRoot: string) => Runtime, rootfs: stri
   const dir = await makeTempDir(prefix)
   const runtime = newRuntime(join(dir, 'state'))
   const started: { id: string; pid: number; netns: string }[] = []
-  const start = async (script: string, resources: Resources = RESOURCES) => {
+  const start = async (
+    script: string,
+    resources: Resources = RESOURCES,
+    readonlyBinds: Binds = [],
+  ) => {
     const id = `${prefix}-c${started.length}`
     const bundleDir = join(dir, id)
     await mkdir(bundleDir)
@@ -240,7 +307,7 @@ async function newWorld(newRuntime: (stateRoot: string) => Runtime, rootfs: stri
       bundleDir,
       outputFile: join(bundleDir, 'output.log'),
       rootfs,
-      readonlyBinds: [],
+      readonlyBinds,
       netnsPath,
       cgroupsPath: cgroupPathOf(prefix, id),
       idMap: TEST_ID_MAP,

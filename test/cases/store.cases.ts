@@ -23,10 +23,12 @@ export interface StoreCaseOptions {
   newStore(): Promise<{ store: Store; config: StoreConfig }>
   /** Every `api_keys` row of the database behind `config`, read without the store. */
   readApiKeys(config: StoreConfig): Promise<RawApiKeyRow[]>
+  /** Runs one SQL statement on the database behind `config`, without the store. */
+  sql(config: StoreConfig, text: string): Promise<unknown[]>
 }
 
 /** The Store suite, run against every backend (STYLE.md habit 3). */
-export function runStoreCases({ name, newStore, readApiKeys }: StoreCaseOptions): void {
+export function runStoreCases({ name, newStore, readApiKeys, sql }: StoreCaseOptions): void {
   describe(`${name} store`, () => {
     const open: Store[] = []
     afterEach(async () => {
@@ -150,6 +152,48 @@ export function runStoreCases({ name, newStore, readApiKeys }: StoreCaseOptions)
       expect(await store.getSandbox(original.sandboxID)).toEqual(original)
     })
 
+    it('keeps tokens sealed at rest, and seals those an older install left in plaintext', async () => {
+      const { store, config, teamID } = await fresh()
+      const tokens = { envdAccessToken: 'envd-secret', trafficAccessToken: 'traffic-secret' }
+      const first = sandbox(teamID, 0, { sandboxID: 'isealed', ...tokens })
+      const second = sandbox(teamID, 1, { sandboxID: 'iother', ...tokens })
+      await store.insertSandbox(first)
+      await store.insertSandbox(second)
+      const columns = 'select envd_access_token as e, traffic_access_token as t from sandboxes'
+      const raw = async (where: string) =>
+        (await sql(config, `${columns} where sandbox_id = '${where}'`)) as {
+          e: string
+          t: string
+        }[]
+      const [stored] = await raw('isealed')
+      expect(stored?.e).toMatch(/^sealed1\./)
+      expect(stored?.t).toMatch(/^sealed1\./)
+      expect(JSON.stringify(await sql(config, 'select * from sandboxes'))).not.toMatch(/secret/)
+
+      // A value of an older install: plaintext, sealed when a store opens the database.
+      await sql(
+        config,
+        "update sandboxes set envd_access_token = 'plain-envd' where sandbox_id = 'isealed'",
+      )
+      const reopened = await createStore(config)
+      open.push(reopened)
+      expect(await reopened.getSandbox('isealed')).toMatchObject({
+        envdAccessToken: 'plain-envd',
+        trafficAccessToken: 'traffic-secret',
+      })
+      expect((await raw('isealed'))[0]?.e).toMatch(/^sealed1\./)
+
+      // A sealed value opens only in its own row, and only with the key.
+      await sql(
+        config,
+        `update sandboxes set envd_access_token = '${stored?.e}' where sandbox_id = 'iother'`,
+      )
+      await expect(reopened.getSandbox('iother')).rejects.toThrow()
+      const otherKey = await createStore({ ...config, tokenKey: randomBytes(32) })
+      open.push(otherKey)
+      await expect(otherKey.getSandbox('isealed')).rejects.toThrow()
+    })
+
     it('filters lists by state, metadata pairs, template, start time and team', async () => {
       const { store, teamID } = await fresh()
       const other = (await store.createTeam('b', 'team-b')).id
@@ -218,6 +262,21 @@ export function runStoreCases({ name, newStore, readApiKeys }: StoreCaseOptions)
       await expect(
         store.listSandboxes({ teamID, limit: 1, nextToken: 'garbage!' }),
       ).rejects.toThrow(InvalidNextTokenError)
+    })
+
+    it('keeps a starting sandbox out of every list, but counts it and hands it to reconcile', async () => {
+      const { store, teamID } = await fresh()
+      const starting = sandbox(teamID, 0, { sandboxID: 'istarting', state: 'starting' })
+      const paused = sandbox(teamID, 1, { sandboxID: 'ipaused', state: 'paused' })
+      await store.insertSandbox(starting)
+      await store.insertSandbox(paused)
+      expect((await store.listSandboxes({ teamID, limit: 100 })).sandboxes).toEqual([paused])
+      expect(await store.countRunning(teamID)).toBe(1)
+      expect(await store.expiredSandboxes(new Date(BASE_TIME + 3_600_000))).toEqual([])
+      expect(await store.allSandboxes()).toEqual([paused, starting])
+      const running = await store.updateSandbox('istarting', { state: 'running' }, 'starting')
+      expect(running).toEqual({ ...starting, state: 'running' })
+      expect(await store.countRunning(teamID)).toBe(1)
     })
 
     it('counts running sandboxes per team', async () => {

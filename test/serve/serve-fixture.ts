@@ -23,12 +23,21 @@ export interface ServeInstance {
   client: ClientEnv
   /** The client.env file as written. */
   clientEnvText: string
+  /** The service's data directory. */
+  dataDir: string
+  /** The prefix of the service's host objects (host-names.ts). */
+  prefix: string
+  /** The PID of the running `sandbar serve`. */
+  pid(): number
   /** Everything the running `sandbar serve` printed so far. */
   output(): string
   /** Stops the service by PID, removes every sandbox it left, and reports host leaks. */
   stop(): Promise<string[]>
-  /** SIGKILLs the service (no shutdown at all) and starts it again on the same data. */
-  crashAndRestart(): Promise<void>
+  /**
+   * SIGKILLs the service (no shutdown at all) and starts it again on the same data;
+   * `whileDown` runs in between, as an operator would change files of a stopped install.
+   */
+  crashAndRestart(whileDown?: () => Promise<void>): Promise<void>
 }
 
 /** One `sandbar serve` process and everything it printed. */
@@ -90,10 +99,14 @@ export async function startServe(extraArgs: string[] = []): Promise<ServeInstanc
       await rm(buildDir, { recursive: true, force: true })
     }
   }
-  const crashAndRestart = async (): Promise<void> => {
-    const exited = once(serve.child, 'exit')
-    serve.child.kill('SIGKILL')
-    await exited
+  const crashAndRestart = async (whileDown?: () => Promise<void>): Promise<void> => {
+    const { child } = serve
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit')
+      child.kill('SIGKILL')
+      await exited
+    }
+    await whileDown?.()
     serve = spawnServe(args)
     await waitForServeHealth(serve.child, apiPort, serve.output)
   }
@@ -101,7 +114,20 @@ export async function startServe(extraArgs: string[] = []): Promise<ServeInstanc
     await waitForServeHealth(serve.child, apiPort, serve.output)
     const clientEnvText = await readFile(path.join(dataDir, 'client.env'), 'utf8')
     const output = () => serve.output()
-    return { client: parseClientEnv(clientEnvText), clientEnvText, output, stop, crashAndRestart }
+    const pid = () => {
+      if (serve.child.pid === undefined) throw new Error('sandbar serve has no PID')
+      return serve.child.pid
+    }
+    return {
+      client: parseClientEnv(clientEnvText),
+      clientEnvText,
+      dataDir,
+      prefix,
+      pid,
+      output,
+      stop,
+      crashAndRestart,
+    }
   } catch (error) {
     await stop().catch(() => undefined)
     throw error

@@ -10,6 +10,9 @@ export function contractHash(key: string): string {
   return `$sha256$${digest.replace(/=/g, '')}`
 }
 
+/** The key test stores seal tokens with. */
+export const TEST_TOKEN_KEY = randomBytes(32)
+
 export const BASE_TIME = Date.parse('2026-11-21T12:00:00.000Z')
 
 /** A complete sandbox of `teamID`; `at` is its start time in seconds after BASE_TIME. */

@@ -8,6 +8,7 @@ import * as z from 'zod/mini'
 import { createStore, type StoreConfig } from '../../src/store/index.js'
 import { type RawApiKeyRow, runStoreCases } from '../cases/store.cases.js'
 import { POSTGRES_BIN, PostgresCluster } from './postgres-cluster.js'
+import { TEST_TOKEN_KEY } from './store-fixture.js'
 
 const KEY_COLUMNS = 'select key_hash, last_used_at from api_keys order by created_at'
 
@@ -26,6 +27,32 @@ function parseApiKeys(rows: unknown): RawApiKeyRow[] {
   }))
 }
 
+/** Runs one statement on the SQLite file behind the store; the rows it returns, if any. */
+async function sqliteRows(config: StoreConfig, text: string): Promise<unknown[]> {
+  if (!('sqlitePath' in config)) throw new Error('not an SQLite config')
+  const database = new BetterSqlite3(config.sqlitePath)
+  try {
+    const statement = database.prepare(text)
+    if (statement.reader) return statement.all()
+    statement.run()
+    return []
+  } finally {
+    database.close()
+  }
+}
+
+/** Runs one statement on the PostgreSQL database behind the store. */
+async function postgresRows(config: StoreConfig, text: string): Promise<unknown[]> {
+  if (!('postgresUrl' in config)) throw new Error('not a PostgreSQL config')
+  const client = new pg.Client({ connectionString: config.postgresUrl })
+  await client.connect()
+  try {
+    return (await client.query(text)).rows
+  } finally {
+    await client.end()
+  }
+}
+
 describe('sqlite', () => {
   let dir = ''
   let files = 0
@@ -38,18 +65,13 @@ describe('sqlite', () => {
     name: 'sqlite',
     async newStore() {
       files += 1
-      const config = { sqlitePath: join(dir, `store-${files}.sqlite`) }
+      const config = { sqlitePath: join(dir, `store-${files}.sqlite`), tokenKey: TEST_TOKEN_KEY }
       return { store: await createStore(config), config }
     },
     async readApiKeys(config: StoreConfig): Promise<RawApiKeyRow[]> {
-      if (!('sqlitePath' in config)) throw new Error('not an SQLite config')
-      const database = new BetterSqlite3(config.sqlitePath, { readonly: true })
-      try {
-        return parseApiKeys(database.prepare(KEY_COLUMNS).all())
-      } finally {
-        database.close()
-      }
+      return parseApiKeys(await sqliteRows(config, KEY_COLUMNS))
     },
+    sql: sqliteRows,
   })
 })
 
@@ -62,19 +84,13 @@ if (PostgresCluster.available()) {
     runStoreCases({
       name: 'postgres',
       async newStore() {
-        const config = { postgresUrl: await cluster.newDatabase() }
+        const config = { postgresUrl: await cluster.newDatabase(), tokenKey: TEST_TOKEN_KEY }
         return { store: await createStore(config), config }
       },
       async readApiKeys(config: StoreConfig): Promise<RawApiKeyRow[]> {
-        if (!('postgresUrl' in config)) throw new Error('not a PostgreSQL config')
-        const client = new pg.Client({ connectionString: config.postgresUrl })
-        await client.connect()
-        try {
-          return parseApiKeys((await client.query(KEY_COLUMNS)).rows)
-        } finally {
-          await client.end()
-        }
+        return parseApiKeys(await postgresRows(config, KEY_COLUMNS))
       },
+      sql: postgresRows,
     })
   })
 } else {

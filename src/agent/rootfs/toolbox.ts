@@ -57,6 +57,9 @@ export function toolboxAt(dir: string): Toolbox {
       inside('envd/envd.mjs'),
       '--port',
       String(port),
+      // The agent's handover arrives as PID 1's stdin, which tini passes on to envd.
+      '--handover-fd',
+      '0',
     ],
   }
 }

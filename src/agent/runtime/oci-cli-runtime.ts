@@ -5,7 +5,8 @@ import * as z from 'zod/mini'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
 import { readCgroupMode } from './cgroup-mode.js'
-import { buildOciSpec, type OciSpecOptions } from './oci-spec.js'
+import { mountNetnsSysfs, netnsSysfsDir, unmountNetnsSysfs } from './netns-sysfs.js'
+import { buildOciSpec, needsNetnsSysfs, type OciSpecOptions } from './oci-spec.js'
 import type { ContainerSpec, ContainerState, Runtime, RuntimeGaps, RuntimeName } from './runtime.js'
 import { type Command, type RuntimeOperation, runtimeArgs } from './runtime-args.js'
 import {
@@ -56,10 +57,20 @@ export class OciCliRuntime implements Runtime {
     await writeFile(join(spec.bundleDir, 'config.json'), JSON.stringify(config))
     const args = this.#args({ op: 'run', id: spec.id, bundleDir: spec.bundleDir })
     const command = await this.#flavor.launchRun(args)
-    // The init inherits the runtime's stdout/stderr: a file, so nothing waits on a pipe.
-    await runHostCommand(command.file, command.args, {
-      outputFile: spec.outputFile,
-    })
+    const sysfs = needsNetnsSysfs(this.#flavor.specOptions)
+      ? netnsSysfsDir(spec.bundleDir)
+      : undefined
+    if (sysfs !== undefined) await mountNetnsSysfs(spec.netnsPath, sysfs)
+    try {
+      // The init inherits the runtime's stdio: stdout/stderr a file, so nothing waits on a
+      // pipe, and stdin the handover when there is one.
+      await runHostCommand(command.file, command.args, {
+        outputFile: spec.outputFile,
+        ...(spec.initStdin === undefined ? {} : { stdinFD: spec.initStdin }),
+      })
+    } finally {
+      if (sysfs !== undefined) await unmountNetnsSysfs(sysfs)
+    }
     this.#logger.debug({ containerID: spec.id }, 'container running')
   }
 

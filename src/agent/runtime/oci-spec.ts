@@ -1,3 +1,4 @@
+import { netnsSysfsDir } from './netns-sysfs.js'
 import type { ContainerSpec } from './runtime.js'
 import { defaultSeccompProfile, type SeccompProfile } from './seccomp-profile.js'
 
@@ -39,6 +40,7 @@ export interface OciSpec {
     cwd: string
     noNewPrivileges: boolean
     capabilities: Record<'bounding' | 'effective' | 'permitted' | 'inheritable', string[]>
+    rlimits: { type: string; hard: number; soft: number }[]
   }
   hostname: string
   mounts: OciMount[]
@@ -47,7 +49,7 @@ export interface OciSpec {
     uidMappings?: { containerID: number; hostID: number; size: number }[]
     gidMappings?: { containerID: number; hostID: number; size: number }[]
     resources: {
-      cpu: { quota: number; period: number }
+      cpu: { shares: number; quota: number; period: number }
       memory: { limit: number; swap: number }
       pids?: { limit: number }
     }
@@ -100,6 +102,32 @@ export const READONLY_PATHS = [
   '/proc/sysrq-trigger',
 ]
 
+/**
+ * RLIMIT_NOFILE of every process in a sandbox, soft and hard alike: enough for builds, bundlers
+ * and servers with many connections, and far below the service's own (a sandbox otherwise
+ * inherits it; one held 398k files). It cannot be raised inside: that needs CAP_SYS_RESOURCE in
+ * the host's user namespace. The runtime sets it inside the sandbox's user namespace, so it must
+ * not exceed the service's own hard limit (20000 on the machines we measured, where the service
+ * also lacks CAP_SYS_RESOURCE to raise it; systemd's default is 524288). Per process, not per
+ * sandbox: the memory limit bounds the kernel memory a sandbox's open files take in all.
+ */
+export const SANDBOX_NOFILE = 16_384
+
+/**
+ * RLIMIT_NOFILE, and RLIMIT_CORE 0 with hard 0: a crash inside writes no core dump where the
+ * host's `kernel.core_pattern` says (a file on the sandbox's disk, or a pipe to the host's
+ * crash handler, which a sandbox must not feed), and the sandbox cannot turn it back on.
+ * RLIMIT_NPROC is left alone: the kernel counts it per uid, charged up the user namespace tree,
+ * not per sandbox; the pids cgroup bounds each sandbox, and the agent's parent all of them.
+ */
+const RLIMITS = [
+  { type: 'RLIMIT_NOFILE', hard: SANDBOX_NOFILE, soft: SANDBOX_NOFILE },
+  { type: 'RLIMIT_CORE', hard: 0, soft: 0 },
+]
+
+/** The kernel's default CPU weight of a cgroup (cpu.shares on v1), per CPU of a sandbox. */
+const CPU_SHARES_PER_CPU = 1024
+
 const CPU_PERIOD_US = 100_000
 const MIB = 1024 * 1024
 
@@ -129,15 +157,21 @@ export function buildOciSpec(
         permitted: capabilities,
         inheritable: [],
       },
+      rlimits: RLIMITS,
     },
     hostname: spec.hostname,
-    mounts: [...baseMounts(options), ...spec.readonlyBinds.map(readonlyBind)],
+    mounts: [...baseMounts(spec, options), ...spec.readonlyBinds.map(readonlyBind)],
     linux: {
       namespaces: namespaces(spec, options),
       ...(options.userNamespace ? idMappings(spec) : {}),
       resources: {
-        // cpuCount whole CPUs: that many periods of CPU time per period (CFS bandwidth).
-        cpu: { quota: spec.resources.cpuCount * CPU_PERIOD_US, period: CPU_PERIOD_US },
+        cpu: {
+          // Under contention sandboxes share their parent's CPU in proportion to their size.
+          shares: spec.resources.cpuCount * CPU_SHARES_PER_CPU,
+          // cpuCount whole CPUs: that many periods of CPU time per period (CFS bandwidth).
+          quota: spec.resources.cpuCount * CPU_PERIOD_US,
+          period: CPU_PERIOD_US,
+        },
         // swap (memory+swap in OCI) equal to the limit: no swap, so a hog is OOM-killed inside.
         memory: { limit: memory, swap: memory },
         ...(options.pidsLimit ? { pids: { limit: spec.resources.pids } } : {}),
@@ -145,7 +179,7 @@ export function buildOciSpec(
       cgroupsPath: spec.cgroupsPath,
       maskedPaths: MASKED_PATHS,
       readonlyPaths: READONLY_PATHS,
-      seccomp: defaultSeccompProfile(),
+      seccomp: defaultSeccompProfile(options),
     },
   }
 }
@@ -183,7 +217,7 @@ function idMappings(spec: ContainerSpec): Pick<OciSpec['linux'], 'uidMappings' |
   return { uidMappings: mapping, gidMappings: mapping }
 }
 
-function baseMounts(options: OciSpecOptions): OciMount[] {
+function baseMounts(spec: ContainerSpec, options: OciSpecOptions): OciMount[] {
   return [
     { destination: '/proc', type: 'proc', source: 'proc' },
     {
@@ -211,7 +245,7 @@ function baseMounts(options: OciSpecOptions): OciMount[] {
       source: 'mqueue',
       options: ['nosuid', 'noexec', 'nodev'],
     },
-    sysMount(options),
+    sysMount(spec, options),
     {
       destination: '/run',
       type: 'tmpfs',
@@ -221,8 +255,13 @@ function baseMounts(options: OciSpecOptions): OciMount[] {
   ]
 }
 
-function sysMount(options: OciSpecOptions): OciMount {
-  if (!options.userNamespace || options.ownKernel) {
+/** Whether the runtime must mount the sandbox's sysfs on the host first (netns-sysfs.ts). */
+export function needsNetnsSysfs(options: OciSpecOptions): boolean {
+  return options.userNamespace && !options.ownKernel
+}
+
+function sysMount(spec: ContainerSpec, options: OciSpecOptions): OciMount {
+  if (!needsNetnsSysfs(options)) {
     return {
       destination: '/sys',
       type: 'sysfs',
@@ -231,12 +270,15 @@ function sysMount(options: OciSpecOptions): OciMount {
     }
   }
   // A user namespace may mount sysfs only for a netns it owns; the joined netns belongs to the
-  // host's user namespace (the network role made it), so bind the host's /sys read-only instead.
+  // host's user namespace (the network role made it). The runtime mounts a sysfs for that netns
+  // from the host and this binds it, not the host's /sys: /sys/class/net lists the sandbox's
+  // own lo and eth0, never the host's interfaces or another sandbox's veth and its counters, and
+  // none of the host's submounts (cgroup hierarchies naming every sandbox, debugfs) come along.
   return {
     destination: '/sys',
     type: 'bind',
-    source: '/sys',
-    options: ['rbind', 'nosuid', 'noexec', 'nodev', 'ro'],
+    source: netnsSysfsDir(spec.bundleDir),
+    options: ['bind', 'nosuid', 'noexec', 'nodev', 'ro'],
   }
 }
 

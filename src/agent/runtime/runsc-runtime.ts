@@ -12,7 +12,8 @@ import type { Runtime } from './runtime.js'
  *   writes in a file store of its own; the root is already the sandbox's overlay, whose upper
  *   directory must get the writes, as it does under crun.
  * - `--oci-seccomp`: without it runsc drops the spec's seccomp filter (the init inside showed
- *   `Seccomp: 0`; with it, 2), so the deny list holds inside as it does under crun.
+ *   `Seccomp: 0`; with it, 2), so the allow-list holds inside as it does under crun, with the
+ *   difference `seccompErrno` names.
  * - The OCI user namespace: sentry and gofer then run as the sandbox's root host ID (its own
  *   range, user-namespace.ts), not host root. The layers below its overlay are idmapped
  *   through the agent's namespace of the same map, so they read the same under runsc's own.
@@ -33,6 +34,8 @@ export function createRunscRuntime(options: CliRuntimeOptions): Runtime {
         "the host sees the sentry (as the root host ID of the sandbox range, CapBnd 00000000a80c25ff, runsc's own seccomp filter); inside, the init's CapBnd is 00000000a80405fb, Docker's set less CAP_NET_RAW",
       pidsLimit:
         'sentry and gofer hold 21-23 host threads at idle; with pids.max 40, 30 sleeps inside hit it (pids.events max 1-2) and the container stopped',
+      seccompErrno:
+        'every refused syscall answers EPERM (kcmp, clone3 probed), so clone3 is allowed: glibc falls back from it to clone only on ENOSYS',
       oomKillInside:
         'gVisor has no OOM killer (google/gvisor#1967): 200 MiB in a 96 MiB sandbox, the host OOM-killed the sentry (oom_kill 1) and the container stopped',
     },

@@ -26,6 +26,8 @@ export interface ContainerSpec {
   resources: { cpuCount: number; memoryMB: number; pids: number }
   /** PID 1 of the container. */
   process: { args: string[]; env: Record<string, string>; cwd: string }
+  /** An open file PID 1 inherits as its stdin (envd's handover); /dev/null when unset. */
+  initStdin?: number
 }
 
 export type ContainerStatus = 'creating' | 'created' | 'running' | 'paused' | 'stopped'
@@ -45,6 +47,8 @@ export type RuntimeGap =
   | 'pidsLimit'
   /** The kernel OOM-kills a hog inside the container and the container lives on. */
   | 'oomKillInside'
+  /** A refused syscall answers with the errno the seccomp profile names (ENOSYS or EPERM). */
+  | 'seccompErrno'
 
 /** What a runtime lacks, each with the measurement that showed it. */
 export type RuntimeGaps = Partial<Record<RuntimeGap, string>>

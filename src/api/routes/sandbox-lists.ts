@@ -4,7 +4,7 @@ import type { AuthEnv } from '../auth.js'
 import { apiErrors } from '../errors.js'
 import type { SandboxService } from '../sandbox-service.js'
 import { listedSandbox } from '../sandbox-views.js'
-import { listQuerySchema, listV1QuerySchema } from '../schemas/sandbox-requests.js'
+import { listQuerySchema, listV1QuerySchema, REQUEST_LIMITS } from '../schemas/sandbox-requests.js'
 import { queryParams } from '../schemas/validate.js'
 
 /** The list routes of wire contract §1.2: v1 (running, unpaged) and v2 (filtered, paged). */
@@ -47,7 +47,7 @@ export function sandboxListRoutes(service: SandboxService) {
 }
 
 /** `state=running,paused` (§1.1 arrays are comma-joined); default both. */
-function parseStates(value: string | undefined): SandboxState[] {
+function parseStates(value: string | undefined): Exclude<SandboxState, 'starting'>[] {
   if (value === undefined || value === '') return ['running', 'paused']
   return value.split(',').map((state) => {
     if (state !== 'running' && state !== 'paused')
@@ -56,12 +56,23 @@ function parseStates(value: string | undefined): SandboxState[] {
   })
 }
 
-/** §1.1: a query string of pairs whose keys and values the SDK URL-encoded once more. */
+/**
+ * §1.1: a query string of pairs whose keys and values the SDK URL-encoded once more. A pair
+ * that does not decode (`%zz`) is the client's mistake: 400, as for any bad query.
+ */
 function parseMetadata(value: string | undefined): Record<string, string> | undefined {
   if (value === undefined || value === '') return undefined
   const pairs: Record<string, string> = {}
-  for (const [key, pairValue] of new URLSearchParams(value))
-    pairs[decodeURIComponent(key)] = decodeURIComponent(pairValue)
+  try {
+    for (const [key, pairValue] of new URLSearchParams(value))
+      pairs[decodeURIComponent(key)] = decodeURIComponent(pairValue)
+  } catch {
+    throw apiErrors.validation('metadata must be URL-encoded key=value pairs joined by &')
+  }
+  // A sandbox holds no more pairs than this, and each pair is one subquery.
+  const { entries } = REQUEST_LIMITS.metadata
+  if (Object.keys(pairs).length > entries)
+    throw apiErrors.validation(`metadata must have at most ${entries} entries`)
   return pairs
 }
 

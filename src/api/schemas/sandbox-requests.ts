@@ -1,12 +1,69 @@
 import * as z from 'zod/mini'
 
-const stringMap = z.record(z.string(), z.string())
+/**
+ * Size bounds on what a create stores and hands to every sandbox process. The contract names
+ * none; these leave room for any real use (Linux caps one environment string at 128 KiB and
+ * the whole environment near 2 MiB) while one request can no longer fill memory or the store.
+ * The API's body limit (app.ts) bounds the total.
+ */
+export const REQUEST_LIMITS = {
+  envVars: { entries: 512, keyLength: 256, valueLength: 65_536 },
+  metadata: { entries: 100, keyLength: 256, valueLength: 4096 },
+  /** Entries in each of `allowOut` and `denyOut`: each becomes an nftables set element. */
+  egressEntries: 256,
+} as const
+
+/**
+ * A string → string map of at most `entries` pairs, with bounded keys and values; `keyRule`
+ * adds what a key may not contain. Checked on the whole map, so each refusal names its rule.
+ */
+function boundedMap(
+  name: string,
+  limits: { entries: number; keyLength: number; valueLength: number },
+  keyRule?: { pattern: RegExp; message: string },
+) {
+  const keys = (map: Record<string, string>) => Object.keys(map)
+  return z.record(z.string(), z.string()).check(
+    z.refine(
+      (map) => keys(map).length <= limits.entries,
+      `${name} must have at most ${limits.entries} entries`,
+    ),
+    z.refine(
+      (map) => keys(map).every((key) => key.length > 0 && key.length <= limits.keyLength),
+      `${name} keys must be 1 to ${limits.keyLength} characters long`,
+    ),
+    z.refine(
+      (map) => Object.values(map).every((value) => value.length <= limits.valueLength),
+      `${name} values must be at most ${limits.valueLength} characters long`,
+    ),
+    z.refine(
+      (map) => keyRule === undefined || keys(map).every((key) => keyRule.pattern.test(key)),
+      keyRule?.message ?? '',
+    ),
+  )
+}
+
+/** An environment variable name: no `=` (it ends the name) and no NUL (it ends the string). */
+const envVarsMap = boundedMap('envVars', REQUEST_LIMITS.envVars, {
+  pattern: /^[^=\0]*$/,
+  message: 'envVars keys must not contain = or NUL',
+})
+const metadataMap = boundedMap('metadata', REQUEST_LIMITS.metadata)
+
+const egressList = z
+  .array(z.string())
+  .check(
+    z.maxLength(
+      REQUEST_LIMITS.egressEntries,
+      `at most ${REQUEST_LIMITS.egressEntries} entries per egress list`,
+    ),
+  )
 
 /** Wire contract §1.3 `SandboxNetworkConfig` (the fields this server acts on). */
 const networkConfig = z.object({
   allowPublicTraffic: z.optional(z.boolean()),
-  allowOut: z.optional(z.array(z.string())),
-  denyOut: z.optional(z.array(z.string())),
+  allowOut: z.optional(egressList),
+  denyOut: z.optional(egressList),
   maskRequestHost: z.optional(z.string()),
 })
 
@@ -23,8 +80,8 @@ export const newSandboxSchema = z.object({
   secure: z.optional(z.boolean()),
   allow_internet_access: z.optional(z.boolean()),
   network: z.optional(networkConfig),
-  metadata: z.optional(z.nullable(stringMap)),
-  envVars: z.optional(z.nullable(stringMap)),
+  metadata: z.optional(z.nullable(metadataMap)),
+  envVars: z.optional(z.nullable(envVarsMap)),
 })
 export type NewSandbox = z.infer<typeof newSandboxSchema>
 
@@ -66,8 +123,8 @@ export const resumeSchema = z.object({ timeout: z.optional(z.int()) })
  * are tolerated and not acted on: Sandbar has no egress proxy (§4.5).
  */
 export const networkUpdateSchema = z.object({
-  allowOut: z.optional(z.array(z.string())),
-  denyOut: z.optional(z.array(z.string())),
+  allowOut: z.optional(egressList),
+  denyOut: z.optional(egressList),
   allow_internet_access: z.optional(z.boolean()),
 })
 

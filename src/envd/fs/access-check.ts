@@ -1,9 +1,8 @@
-import { stat } from 'node:fs/promises'
-import path from 'node:path'
-import { type AccessKind, mayAccess } from '../permissions.js'
-import type { OsUser } from '../users.js'
+import { errnoCode } from './errno-code.js'
 
-/** The error an access check throws: shaped like the kernel's, so one mapper handles both. */
+export type AccessKind = 'read' | 'write'
+
+/** A denied access, naming what was denied: one mapper per surface renders it. */
 export class AccessDeniedError extends Error {
   readonly code = 'EACCES'
   constructor(
@@ -14,32 +13,12 @@ export class AccessDeniedError extends Error {
   }
 }
 
-/** Throws AccessDeniedError unless `user` may `kind` the existing entry at `target`. */
-export async function assertMayAccess(
-  target: string,
-  user: OsUser,
-  kind: AccessKind,
-): Promise<void> {
-  const info = await stat(target)
-  if (!mayAccess(info, user, kind)) throw new AccessDeniedError(target, kind)
-}
-
 /**
- * Throws AccessDeniedError unless `user` may create `target` (and any missing parents): the
- * nearest existing ancestor must be writable and searchable by the user.
+ * The error to throw for `error`, a failure of a call made with the request user's
+ * credentials (`asUser`) on `path`: the kernel's EACCES or EPERM becomes AccessDeniedError
+ * for `kind`; anything else passes through.
  */
-export async function assertMayCreate(target: string, user: OsUser): Promise<void> {
-  let dir = path.dirname(target)
-  for (;;) {
-    const info = await stat(dir).catch(() => undefined)
-    if (info) {
-      if (!mayAccess(info, user, 'write') || !mayAccess(info, user, 'execute')) {
-        throw new AccessDeniedError(dir, 'write')
-      }
-      return
-    }
-    const parent = path.dirname(dir)
-    if (parent === dir) return
-    dir = parent
-  }
+export function deniedAs(error: unknown, path: string, kind: AccessKind): unknown {
+  const code = errnoCode(error)
+  return code === 'EACCES' || code === 'EPERM' ? new AccessDeniedError(path, kind) : error
 }

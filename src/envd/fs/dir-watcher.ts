@@ -1,5 +1,4 @@
-import { type FSWatcher, type Stats, watch } from 'node:fs'
-import { lstat, readdir, stat } from 'node:fs/promises'
+import { type FSWatcher, lstatSync, readdirSync, type Stats, statSync, watch } from 'node:fs'
 import path from 'node:path'
 import { EventType } from '../gen/filesystem/filesystem_pb.js'
 import { errnoCode } from './errno-code.js'
@@ -127,11 +126,8 @@ export class DirWatcher {
         path: entryPath,
         kinds,
         before: this.cache.get(entryPath),
-        after: await snapshot(entryPath),
-        parentExists: await stat(dir).then(
-          (info) => info.isDirectory(),
-          () => false,
-        ),
+        after: snapshot(entryPath),
+        parentExists: isDirectory(dir),
       })
     }
     return observed
@@ -140,7 +136,7 @@ export class DirWatcher {
   /** Every name the cache knows in `dir` plus every name in it now. */
   private async namesIn(dir: string): Promise<string[]> {
     const known = [...this.cache.keys()].filter((p) => path.dirname(p) === dir)
-    const present = await readdir(dir).catch(() => [])
+    const present = namesOrEmpty(dir)
     return [...new Set([...known.map((p) => path.basename(p)), ...present])]
   }
 
@@ -180,13 +176,10 @@ export class DirWatcher {
       if (isRoot || !vanishedCodes.has(errnoCode(error) ?? '')) throw error
       return
     }
-    const names = await readdir(dir).catch((error: unknown) => {
-      if (isRoot) throw error
-      return []
-    })
+    const names = isRoot ? readdirSync(dir) : namesOrEmpty(dir)
     for (const name of names) {
       const entryPath = path.join(dir, name)
-      const entry = await snapshot(entryPath)
+      const entry = snapshot(entryPath)
       if (!entry || this.closed) continue
       this.cache.set(entryPath, entry)
       if (!isUploadStagingPath(entryPath)) {
@@ -202,9 +195,34 @@ export class DirWatcher {
   }
 }
 
-async function snapshot(entryPath: string): Promise<EntrySnapshot | undefined> {
-  const info: Stats | undefined = await lstat(entryPath).catch(() => undefined)
-  if (!info) return undefined
+/*
+ * The watcher's own filesystem calls are synchronous, like every path-based call of envd: a
+ * request may switch envd's credentials to a user's at any moment between them (`asUser`).
+ */
+
+function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+function namesOrEmpty(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
+function snapshot(entryPath: string): EntrySnapshot | undefined {
+  let info: Stats
+  try {
+    info = lstatSync(entryPath)
+  } catch {
+    return undefined
+  }
   return {
     ino: info.ino,
     mode: info.mode,

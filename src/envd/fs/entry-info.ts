@@ -1,5 +1,4 @@
-import type { Stats } from 'node:fs'
-import { lstat, realpath, stat } from 'node:fs/promises'
+import { lstatSync, realpathSync, type Stats, statSync } from 'node:fs'
 import path from 'node:path'
 import { create } from '@bufbuild/protobuf'
 import { timestampFromDate } from '@bufbuild/protobuf/wkt'
@@ -18,11 +17,13 @@ export type OwnerNames = Awaited<ReturnType<UserDirectory['names']>>
  * symlink has type UNSPECIFIED, mode 0 and its own path as target, as E2B's envd reports it
  * (the SDK's `list()` then leaves it out).
  *
+ * Synchronous, so that it can run with the request user's credentials (`asUser`).
+ *
  * @throws the `lstat` error (e.g. `ENOENT`) when the entry does not exist.
  */
-export async function entryInfo(entryPath: string, names: OwnerNames): Promise<EntryInfo> {
-  const own = await lstat(entryPath)
-  const link = own.isSymbolicLink() ? await resolveSymlink(entryPath) : undefined
+export function entryInfo(entryPath: string, names: OwnerNames): EntryInfo {
+  const own = lstatSync(entryPath)
+  const link = own.isSymbolicLink() ? resolveSymlink(entryPath) : undefined
   // The stats that decide `type` and `mode`: the target's for a symlink, undefined if dangling.
   const typeSource = link ? link.stats : own
   return create(EntryInfoSchema, {
@@ -36,14 +37,14 @@ export async function entryInfo(entryPath: string, names: OwnerNames): Promise<E
     group: names.group(own.gid),
     modifiedTime: timestampFromDate(own.mtime),
     symlinkTarget: link?.path,
-    metadata: await readMetadata(entryPath),
+    metadata: readMetadata(entryPath),
   })
 }
 
-async function resolveSymlink(link: string): Promise<{ path: string; stats: Stats | undefined }> {
+function resolveSymlink(link: string): { path: string; stats: Stats | undefined } {
   try {
-    const resolved = await realpath(link)
-    return { path: resolved, stats: await stat(resolved) }
+    const resolved = realpathSync(link)
+    return { path: resolved, stats: statSync(resolved) }
   } catch {
     return { path: link, stats: undefined }
   }

@@ -1,10 +1,6 @@
-import type { Dirent } from 'node:fs'
-import { readdir, realpath, stat } from 'node:fs/promises'
+import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs'
 import path from 'node:path'
 import type { EntryInfo } from '../gen/filesystem/filesystem_pb.js'
-import { mayAccess } from '../permissions.js'
-import type { OsUser } from '../users.js'
-import { AccessDeniedError } from './access-check.js'
 import { entryInfo, type OwnerNames } from './entry-info.js'
 
 /** Why a ListDir request cannot be served: the root is missing, not a directory, or a loop. */
@@ -19,58 +15,63 @@ export class NotADirectoryError extends Error {
  * The entries up to `depth` levels below `dirPath` (wire contract §3.4 ListDir), never the
  * directory itself. A symlinked root is followed, but entries keep paths under the requested
  * path; symlinks below the root are listed, not descended. Entries that vanish while listing are
- * skipped. The user needs read and search permission on the root; subdirectories the user may not
- * read are listed but not descended, as `ls -R` carries on past them.
+ * skipped. Run with the request user's credentials (`asUser`), so the kernel decides: the root
+ * needs read and search permission; subdirectories the user may not read are listed but not
+ * descended, as `ls -R` carries on past them.
  *
- * @throws the `realpath` error (`ENOENT`, `ELOOP`), NotADirectoryError, or AccessDeniedError.
+ * @throws the `realpath` error (`ENOENT`, `ELOOP`), NotADirectoryError, or the kernel's `EACCES`.
  */
-export async function listDir(
-  dirPath: string,
-  depth: number,
-  user: OsUser,
-  names: OwnerNames,
-): Promise<EntryInfo[]> {
-  const resolved = await realpath(dirPath)
-  const info = await stat(resolved)
-  if (!info.isDirectory()) throw new NotADirectoryError(dirPath)
-  if (!mayAccess(info, user, 'read') || !mayAccess(info, user, 'execute')) {
-    throw new AccessDeniedError(dirPath, 'read')
-  }
+export function listDir(dirPath: string, depth: number, names: OwnerNames): EntryInfo[] {
+  const resolved = realpathSync(dirPath)
+  if (!statSync(resolved).isDirectory()) throw new NotADirectoryError(dirPath)
+  // Resolving `<dir>/.` needs search permission on the directory; readdir needs read.
+  statSync(`${resolved}/.`)
   const entries: EntryInfo[] = []
-  await walk(resolved, dirPath, Math.max(depth, 1), { user, names, entries })
+  walk(readdirSync(resolved, { withFileTypes: true }), resolved, dirPath, Math.max(depth, 1), {
+    names,
+    entries,
+  })
   return entries
 }
 
 interface WalkState {
-  user: OsUser
   names: OwnerNames
   entries: EntryInfo[]
 }
 
-async function walk(
+function walk(
+  children: Dirent[],
   realDir: string,
   shownDir: string,
   levels: number,
   state: WalkState,
-): Promise<void> {
-  const children = await readdir(realDir, { withFileTypes: true }).catch((): Dirent[] => [])
+): void {
   children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   for (const child of children) {
     const shown = path.join(shownDir, child.name)
-    const info = await entryInfo(shown, state.names).catch(() => undefined)
+    const info = entryOrUndefined(shown, state.names)
     if (!info) continue
     state.entries.push(info)
-    if (
-      levels > 1 &&
-      child.isDirectory() &&
-      (await mayDescend(path.join(realDir, child.name), state.user))
-    ) {
-      await walk(path.join(realDir, child.name), shown, levels - 1, state)
-    }
+    if (levels <= 1 || !child.isDirectory()) continue
+    const realChild = path.join(realDir, child.name)
+    const grandchildren = readableEntries(realChild)
+    if (grandchildren) walk(grandchildren, realChild, shown, levels - 1, state)
   }
 }
 
-async function mayDescend(dir: string, user: OsUser): Promise<boolean> {
-  const info = await stat(dir).catch(() => undefined)
-  return info !== undefined && mayAccess(info, user, 'read') && mayAccess(info, user, 'execute')
+function entryOrUndefined(entryPath: string, names: OwnerNames): EntryInfo | undefined {
+  try {
+    return entryInfo(entryPath, names)
+  } catch {
+    return undefined
+  }
+}
+
+/** A subdirectory's entries, or undefined when it may not be read (or vanished). */
+function readableEntries(dir: string): Dirent[] | undefined {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+  } catch {
+    return undefined
+  }
 }

@@ -1,4 +1,4 @@
-import { statfs } from 'node:fs/promises'
+import { statfsSync } from 'node:fs'
 
 /**
  * `statfs` magic numbers of the filesystems WatchDir refuses unless `allow_network_mounts`
@@ -15,7 +15,8 @@ export function isNetworkFilesystemType(type: number): boolean {
 /**
  * Whether `dir` lives on a network mount. Asks the kernel for the filesystem of the path itself
  * (as E2B's envd does), so bind mounts and nested mounts need no `/proc/mounts` prefix matching.
+ * Synchronous, like every path-based call of envd (see `asUser`).
  */
-export async function isOnNetworkMount(dir: string): Promise<boolean> {
-  return isNetworkFilesystemType((await statfs(dir)).type)
+export function isOnNetworkMount(dir: string): boolean {
+  return isNetworkFilesystemType(statfsSync(dir).type)
 }

@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises'
+import { opendirSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { create } from '@bufbuild/protobuf'
 import { Code, ConnectError } from '@connectrpc/connect'
@@ -8,7 +8,8 @@ import {
   FilesystemEventSchema,
 } from '../gen/filesystem/filesystem_pb.js'
 import type { OsUser, UserDirectory } from '../users.js'
-import { assertMayAccess } from './access-check.js'
+import { deniedAs } from './access-check.js'
+import { asUser } from './as-user.js'
 import { DirWatcher } from './dir-watcher.js'
 import { entryInfo } from './entry-info.js'
 import { isOnNetworkMount } from './network-mounts.js'
@@ -43,15 +44,21 @@ export class WatchSession {
 
   /**
    * Checks the directory as wire contract §3.4 says (exists → `not_found`, a directory →
-   * `invalid_argument`, not a network mount unless allowed) and starts watching it.
+   * `invalid_argument`, not a network mount unless allowed), with the request user's
+   * credentials, and starts watching it.
    */
   static async open(options: WatchOptions): Promise<WatchSession> {
-    const info = await stat(options.dir)
-    if (!info.isDirectory()) {
-      throw new ConnectError(`path is not a directory: ${options.dir}`, Code.InvalidArgument)
-    }
-    await assertMayAccess(options.dir, options.user, 'read')
-    if (!options.allowNetworkMounts && (await isOnNetworkMount(options.dir))) {
+    asUser(options.user, () => {
+      if (!statSync(options.dir).isDirectory()) {
+        throw new ConnectError(`path is not a directory: ${options.dir}`, Code.InvalidArgument)
+      }
+      try {
+        opendirSync(options.dir).closeSync()
+      } catch (error) {
+        throw deniedAs(error, options.dir, 'read')
+      }
+    })
+    if (!options.allowNetworkMounts && isOnNetworkMount(options.dir)) {
       throw new ConnectError(
         `cannot watch path on network filesystem: ${options.dir}`,
         Code.InvalidArgument,
@@ -104,12 +111,22 @@ export class WatchSession {
     const names = this.options.includeEntry ? await this.options.users.names() : undefined
     for (const { path: eventPath, type } of classified) {
       const entry =
-        names && typesWithEntry.has(type)
-          ? await entryInfo(eventPath, names).catch(() => undefined)
-          : undefined
+        names && typesWithEntry.has(type) ? this.entryOrUndefined(eventPath, names) : undefined
       const name = path.relative(this.options.dir, eventPath)
       this.events.push(create(FilesystemEventSchema, { name, type, entry }))
     }
     this.wake?.()
+  }
+
+  /** The entry as the watching user may see it; undefined when gone or not theirs to see. */
+  private entryOrUndefined(
+    eventPath: string,
+    names: Awaited<ReturnType<UserDirectory['names']>>,
+  ): FilesystemEvent['entry'] {
+    try {
+      return asUser(this.options.user, () => entryInfo(eventPath, names))
+    } catch {
+      return undefined
+    }
   }
 }

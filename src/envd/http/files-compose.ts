@@ -1,9 +1,12 @@
-import { open, stat, unlink } from 'node:fs/promises'
+import { closeSync, constants, createReadStream, fstatSync, openSync, unlinkSync } from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import * as z from 'zod/mini'
 import type { EnvdContext } from '../context.js'
-import { assertMayAccess, assertMayCreate } from '../fs/access-check.js'
+import { deniedAs } from '../fs/access-check.js'
+import { asUser } from '../fs/as-user.js'
+import { errnoCode } from '../fs/errno-code.js'
+import type { OsUser } from '../users.js'
 import { httpErrorFromFsError } from './file-errors.js'
 import { HttpError } from './http-error.js'
 import type { HttpExchange } from './http-exchange.js'
@@ -19,7 +22,8 @@ const composeSchema = z.object({
 /**
  * `POST /files/compose` (wire contract §3.3): concatenates the sources, in order, into the
  * destination (parents created), then deletes the sources. The result is staged beside the
- * destination and moved into place, so a failure leaves the destination as it was.
+ * destination and moved into place, so a failure leaves the destination as it was. Sources are
+ * opened, and deleted, with the user's credentials; their bytes are read through those opens.
  */
 export async function composeFiles(exchange: HttpExchange, ctx: EnvdContext): Promise<void> {
   const request = composeSchema.safeParse(await jsonBody(exchange))
@@ -29,35 +33,58 @@ export async function composeFiles(exchange: HttpExchange, ctx: EnvdContext): Pr
   const { source_paths: sourcePaths, destination, username } = request.data
   const { user, resolvePath } = await httpUser(ctx, username)
   const target = resolvePath(destination)
-  const sources: string[] = []
-  for (const requested of sourcePaths) {
-    const source = resolvePath(requested)
-    if (source === target) {
-      throw new HttpError(400, `source path '${requested}' cannot be the same as destination`)
+  const sources: { path: string; fd: number }[] = []
+  try {
+    for (const requested of sourcePaths) {
+      const source = resolvePath(requested)
+      if (source === target) {
+        throw new HttpError(400, `source path '${requested}' cannot be the same as destination`)
+      }
+      sources.push({ path: source, fd: openSource(source, requested, user) })
     }
-    const info = await stat(source).catch(() => {
-      throw new HttpError(404, `source file not found: ${requested}`)
-    })
-    if (!info.isFile()) throw new HttpError(400, `source path is not a regular file: ${requested}`)
-    // Reading each source, then deleting it, is what the user must be allowed to do.
-    await assertMayAccess(source, user, 'read')
-      .then(() => assertMayCreate(source, user))
-      .catch((error: unknown) => {
-        throw httpErrorFromFsError(error, source)
-      })
-    sources.push(source)
-  }
-  const staged = await stageFile(target, user, Readable.from(concatenate(sources)), {}).catch(
-    (error: unknown) => {
+    const content = Readable.from(concatenate(sources.map(({ fd }) => fd)))
+    const staged = await stageFile(target, user, content, {}).catch((error: unknown) => {
       throw httpErrorFromFsError(error, target)
-    },
-  )
-  await staged.commit().catch(async (error: unknown) => {
-    await staged.discard()
-    throw httpErrorFromFsError(error, target)
+    })
+    try {
+      staged.commit()
+    } catch (error) {
+      staged.discard()
+      throw error
+    }
+  } finally {
+    for (const { fd } of sources) closeSync(fd)
+  }
+  // Deleting each source is the user's to do; one the user may not delete stays.
+  asUser(user, () => {
+    for (const source of sources) {
+      try {
+        unlinkSync(source.path)
+      } catch {
+        // Gone already, or not the user's to delete.
+      }
+    }
   })
-  for (const source of sources) await unlink(source).catch(() => undefined)
   exchange.json({ path: target, name: path.basename(target), type: 'file' })
+}
+
+/** Opens one source for reading with the user's credentials: present, a regular file, readable. */
+function openSource(source: string, requested: string, user: OsUser): number {
+  const fd = asUser(user, () => {
+    try {
+      return openSync(source, constants.O_RDONLY | constants.O_NONBLOCK)
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') {
+        throw new HttpError(404, `source file not found: ${requested}`)
+      }
+      throw httpErrorFromFsError(deniedAs(error, source, 'read'), source)
+    }
+  })
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd)
+    throw new HttpError(400, `source path is not a regular file: ${requested}`)
+  }
+  return fd
 }
 
 async function jsonBody(exchange: HttpExchange): Promise<unknown> {
@@ -69,16 +96,11 @@ async function jsonBody(exchange: HttpExchange): Promise<unknown> {
   }
 }
 
-/** The sources' bytes one after another, read a chunk at a time. */
-async function* concatenate(sources: readonly string[]): AsyncGenerator<Buffer> {
-  for (const source of sources) {
-    const handle = await open(source, 'r')
-    try {
-      for await (const chunk of handle.createReadStream({ autoClose: false })) {
-        if (Buffer.isBuffer(chunk)) yield chunk
-      }
-    } finally {
-      await handle.close()
+/** The sources' bytes one after another, read a chunk at a time from each start. */
+async function* concatenate(fds: readonly number[]): AsyncGenerator<Buffer> {
+  for (const fd of fds) {
+    for await (const chunk of createReadStream('', { fd, start: 0, autoClose: false })) {
+      if (Buffer.isBuffer(chunk)) yield chunk
     }
   }
 }

@@ -1,10 +1,17 @@
-import type { Stats } from 'node:fs'
-import { open, stat } from 'node:fs/promises'
+import {
+  closeSync,
+  createReadStream,
+  constants as fsConstants,
+  fstatSync,
+  openSync,
+  type Stats,
+} from 'node:fs'
 import path from 'node:path'
 import { pipeline, type Readable } from 'node:stream'
 import { constants, createGzip } from 'node:zlib'
 import type { EnvdContext } from '../context.js'
-import { assertMayAccess } from '../fs/access-check.js'
+import { deniedAs } from '../fs/access-check.js'
+import { asUser } from '../fs/as-user.js'
 import type { OsUser } from '../users.js'
 import { parseByteRange } from './byte-range.js'
 import { NO_ACCEPTABLE_ENCODING, negotiateEncoding } from './content-coding.js'
@@ -27,7 +34,28 @@ export async function downloadFile(exchange: HttpExchange, ctx: EnvdContext): Pr
   authorizeFileRequest(exchange, ctx.state, 'read')
   const { user, resolvePath } = await httpUser(ctx, exchange.query('username'))
   const target = resolvePath(exchange.query('path') ?? '')
-  const info = await readableFile(target, user)
+  const file = openReadable(target, user)
+  // The one stream the reply sends takes the descriptor over and closes it; else it closes here.
+  let handedOver = false
+  const stream = (start?: number, end?: number): Readable => {
+    handedOver = true
+    return createReadStream('', { fd: file.fd, start, end, highWaterMark: CHUNK_BYTES })
+  }
+  try {
+    await sendFile(exchange, target, file.info, stream)
+  } finally {
+    if (!handedOver) closeSync(file.fd)
+  }
+}
+
+type FileStream = (start?: number, end?: number) => Readable
+
+async function sendFile(
+  exchange: HttpExchange,
+  target: string,
+  info: Stats,
+  fileStream: FileStream,
+): Promise<void> {
   const negotiated = negotiateEncoding(exchange.header('accept-encoding'))
   if (negotiated === undefined) throw new HttpError(406, NO_ACCEPTABLE_ENCODING)
   const conditional = ['range', 'if-modified-since', 'if-none-match', 'if-range'].some(
@@ -37,7 +65,7 @@ export async function downloadFile(exchange: HttpExchange, ctx: EnvdContext): Pr
   exchange.setHeader('content-disposition', inlineContentDisposition(path.basename(target)))
   exchange.setHeader('vary', 'Accept-Encoding')
   if (negotiated === 'gzip' && !conditional) {
-    const content = await fileStream(target)
+    const content = fileStream()
     exchange.setHeader('content-encoding', 'gzip')
     // Fastest level: the wire does not fix one, and downloads should run at disk speed.
     const gzip = createGzip({ level: constants.Z_BEST_SPEED })
@@ -45,24 +73,39 @@ export async function downloadFile(exchange: HttpExchange, ctx: EnvdContext): Pr
     await exchange.stream(pipeline(content, gzip, () => undefined))
     return
   }
-  await sendIdentity(exchange, target, info)
+  await sendIdentity(exchange, info, fileStream)
 }
 
-/** Stats `target` and checks the user may read it: a regular file, present, permitted. */
-async function readableFile(target: string, user: OsUser): Promise<Stats> {
+/**
+ * Opens `target` for reading with the user's credentials: a regular file, present, permitted
+ * all along its path. Non-blocking, so a FIFO answers `400` instead of hanging the open.
+ */
+function openReadable(target: string, user: OsUser): { fd: number; info: Stats } {
+  let fd: number | undefined
   try {
-    const info = await stat(target)
+    fd = asUser(user, () => {
+      try {
+        return openSync(target, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK)
+      } catch (error) {
+        throw deniedAs(error, target, 'read')
+      }
+    })
+    const info = fstatSync(fd)
     if (info.isDirectory()) throw new HttpError(400, `path '${target}' is a directory`)
     if (!info.isFile()) throw new HttpError(400, `path '${target}' is not a regular file`)
-    await assertMayAccess(target, user, 'read')
-    return info
+    return { fd, info }
   } catch (error) {
+    if (fd !== undefined) closeSync(fd)
     throw httpErrorFromFsError(error, target)
   }
 }
 
 /** The whole file or one range of it, with HTTP's validators (RFC 9110 §13, §14). */
-async function sendIdentity(exchange: HttpExchange, target: string, info: Stats): Promise<void> {
+async function sendIdentity(
+  exchange: HttpExchange,
+  info: Stats,
+  fileStream: FileStream,
+): Promise<void> {
   const lastModified = new Date(Math.floor(info.mtimeMs / 1000) * 1000)
   exchange.setHeader('last-modified', lastModified.toUTCString())
   exchange.setHeader('accept-ranges', 'bytes')
@@ -80,17 +123,10 @@ async function sendIdentity(exchange: HttpExchange, target: string, info: Stats)
   }
   if (range === undefined) {
     exchange.setHeader('content-length', String(info.size))
-    await exchange.stream(await fileStream(target))
+    await exchange.stream(fileStream())
     return
   }
   exchange.setHeader('content-range', `bytes ${range.start}-${range.end}/${info.size}`)
   exchange.setHeader('content-length', String(range.end - range.start + 1))
-  await exchange.stream(await fileStream(target, range.start, range.end), 206)
-}
-
-async function fileStream(target: string, start?: number, end?: number): Promise<Readable> {
-  const handle = await open(target, 'r').catch((error: unknown) => {
-    throw httpErrorFromFsError(error, target)
-  })
-  return handle.createReadStream({ start, end, highWaterMark: CHUNK_BYTES })
+  await exchange.stream(fileStream(range.start, range.end), 206)
 }

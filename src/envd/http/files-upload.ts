@@ -59,9 +59,9 @@ export async function uploadFiles(exchange: HttpExchange, ctx: EnvdContext): Pro
         `unsupported content type: ${contentType}, expected multipart/form-data or application/octet-stream`,
       )
     }
-    for (const { file } of upload.staged) await file.commit()
+    for (const { file } of upload.staged) file.commit()
   } catch (error) {
-    for (const { file } of upload.staged.reverse()) await file.discard()
+    for (const { file } of upload.staged.reverse()) file.discard()
     throw error
   }
   exchange.json(upload.staged.map(({ entry }) => entry))

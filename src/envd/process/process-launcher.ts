@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises'
+import { statSync } from 'node:fs'
 import { Code, ConnectError } from '@connectrpc/connect'
 import type { ActingUser } from '../acting-user.js'
 import type { EnvdContext } from '../context.js'
@@ -28,7 +28,7 @@ export async function launchProcess(
   const { user, resolvePath } = requestUser
   const config = request.process
   const cwd = resolvePath(config?.cwd ?? '')
-  await assertDirectoryExists(cwd)
+  assertDirectoryExists(cwd)
   const launch: ProcessLaunch = {
     command: spawnCommand({
       setpriv: ctx.setpriv,
@@ -66,11 +66,17 @@ export async function launchProcess(
   }
 }
 
-/** Wire contract §3.5: a cwd that does not exist is `invalid_argument`. */
-async function assertDirectoryExists(cwd: string): Promise<void> {
-  const exists = await stat(cwd).then(
-    () => true,
-    (error: unknown) => !(error instanceof Error && 'code' in error && error.code === 'ENOENT'),
-  )
-  if (!exists) throw new ConnectError(`cwd '${cwd}' does not exist`, Code.InvalidArgument)
+/**
+ * Wire contract §3.5: a cwd that does not exist is `invalid_argument`. Synchronous, like every
+ * path-based call of envd (see `asUser` in fs/as-user.ts).
+ */
+function assertDirectoryExists(cwd: string): void {
+  let missing: boolean
+  try {
+    missing = statSync(cwd, { throwIfNoEntry: false }) === undefined
+  } catch {
+    // Not ours to judge (a search permission, say): the process start reports it.
+    missing = false
+  }
+  if (missing) throw new ConnectError(`cwd '${cwd}' does not exist`, Code.InvalidArgument)
 }

@@ -1,12 +1,12 @@
-import { lstat, rename, rm, stat } from 'node:fs/promises'
+import { lstatSync, renameSync, rmSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect'
 import type { EnvdContext } from '../context.js'
-import { assertMayAccess, assertMayCreate } from '../fs/access-check.js'
+import { asUser } from '../fs/as-user.js'
 import { entryInfo } from '../fs/entry-info.js'
 import { errnoCode } from '../fs/errno-code.js'
 import { listDir } from '../fs/list-dir.js'
-import { makeOwnedDirs } from '../fs/make-dirs.js'
+import { makeDirs } from '../fs/make-dirs.js'
 import { WatchSession } from '../fs/watch-session.js'
 import { keepaliveIntervalMs, watchDirStream } from '../fs/watch-stream.js'
 import { WatcherRegistry } from '../fs/watcher-registry.js'
@@ -21,7 +21,8 @@ type Fail = (error: unknown, subject: string) => ConnectError
 
 /**
  * envd's `filesystem.Filesystem` service (wire contract §3.4). envd runs as root and acts for
- * the request user: it checks that user's permissions itself and chowns what it creates.
+ * the request user: every filesystem call runs with that user's credentials (`asUser`), so
+ * the kernel checks it and what it creates belongs to the user.
  */
 export function createFilesystemService(ctx: EnvdContext): FilesystemImpl {
   const fail: Fail = (error, subject) => {
@@ -44,10 +45,11 @@ function inspectionHandlers(
 ): Pick<FilesystemImpl, 'stat' | 'listDir'> {
   return {
     async stat(request, context) {
-      const { resolvePath } = await requestUser(ctx, context.requestHeader)
+      const { user, resolvePath } = await requestUser(ctx, context.requestHeader)
       const target = resolvePath(request.path)
+      const names = await ctx.users.names()
       try {
-        return { entry: await entryInfo(target, await ctx.users.names()) }
+        return { entry: asUser(user, () => entryInfo(target, names)) }
       } catch (error) {
         throw fail(error, target)
       }
@@ -56,8 +58,9 @@ function inspectionHandlers(
     async listDir(request, context) {
       const { user, resolvePath } = await requestUser(ctx, context.requestHeader)
       const dir = resolvePath(request.path)
+      const names = await ctx.users.names()
       try {
-        return { entries: await listDir(dir, request.depth, user, await ctx.users.names()) }
+        return { entries: asUser(user, () => listDir(dir, request.depth, names)) }
       } catch (error) {
         throw fail(error, dir)
       }
@@ -69,63 +72,65 @@ function changeHandlers(
   ctx: EnvdContext,
   fail: Fail,
 ): Pick<FilesystemImpl, 'makeDir' | 'move' | 'remove'> {
-  const absentIfMissing = (target: string) => (error: unknown) => {
-    if (errnoCode(error) === 'ENOENT') return undefined
-    throw fail(error, target)
-  }
   return {
     async makeDir(request, context) {
       const { user, resolvePath } = await requestUser(ctx, context.requestHeader)
       const dir = resolvePath(request.path)
-      const existing = await stat(dir).catch(absentIfMissing(dir))
-      if (existing?.isDirectory()) {
-        throw new ConnectError(`directory already exists: ${dir}`, Code.AlreadyExists)
-      }
-      if (existing) {
-        const message = `path already exists but it is not a directory: ${dir}`
-        throw new ConnectError(message, Code.InvalidArgument)
-      }
-      try {
-        await assertMayCreate(dir, user)
-        await makeOwnedDirs(dir, user)
-        return { entry: await entryInfo(dir, await ctx.users.names()) }
-      } catch (error) {
-        throw fail(error, dir)
-      }
+      const names = await ctx.users.names()
+      const entry = asUser(user, () => {
+        const existing = existingOrUndefined(() => statSync(dir), fail, dir)
+        if (existing?.isDirectory()) {
+          throw new ConnectError(`directory already exists: ${dir}`, Code.AlreadyExists)
+        }
+        if (existing) {
+          const message = `path already exists but it is not a directory: ${dir}`
+          throw new ConnectError(message, Code.InvalidArgument)
+        }
+        try {
+          makeDirs(dir)
+          return entryInfo(dir, names)
+        } catch (error) {
+          throw fail(error, dir)
+        }
+      })
+      return { entry }
     },
 
     async move(request, context) {
       const { user, resolvePath } = await requestUser(ctx, context.requestHeader)
       const source = resolvePath(request.source)
       const destination = resolvePath(request.destination)
-      try {
-        await lstat(source)
-        await assertMayAccess(path.dirname(source), user, 'write')
-      } catch (error) {
-        throw fail(error, source)
-      }
-      try {
-        await assertMayCreate(destination, user)
-        await makeOwnedDirs(path.dirname(destination), user)
-        await rename(source, destination)
-        return { entry: await entryInfo(destination, await ctx.users.names()) }
-      } catch (error) {
-        throw fail(error, destination)
-      }
+      const names = await ctx.users.names()
+      const entry = asUser(user, () => {
+        try {
+          lstatSync(source)
+        } catch (error) {
+          throw fail(error, source)
+        }
+        try {
+          makeDirs(path.dirname(destination))
+          renameSync(source, destination)
+          return entryInfo(destination, names)
+        } catch (error) {
+          throw fail(error, destination)
+        }
+      })
+      return { entry }
     },
 
     async remove(request, context) {
       const { user, resolvePath } = await requestUser(ctx, context.requestHeader)
       const target = resolvePath(request.path)
-      // Wire contract §3.4: removing a missing path succeeds.
-      if (!(await lstat(target).catch(absentIfMissing(target)))) return {}
-      try {
-        await assertMayAccess(path.dirname(target), user, 'write')
-        await rm(target, { recursive: true, force: true })
-        return {}
-      } catch (error) {
-        throw fail(error, target)
-      }
+      asUser(user, () => {
+        // Wire contract §3.4: removing a missing path succeeds.
+        if (!existingOrUndefined(() => lstatSync(target), fail, target)) return
+        try {
+          rmSync(target, { recursive: true, force: true })
+        } catch (error) {
+          throw fail(error, target)
+        }
+      })
+      return {}
     },
   }
 }
@@ -175,5 +180,15 @@ function watchHandlers(
       watchers.remove(request.watcherId)
       return {}
     },
+  }
+}
+
+/** What `look` finds, or undefined when nothing is there; other failures become Connect errors. */
+function existingOrUndefined<T>(look: () => T, fail: Fail, target: string): T | undefined {
+  try {
+    return look()
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined
+    throw fail(error, target)
   }
 }

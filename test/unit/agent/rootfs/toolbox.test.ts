@@ -16,6 +16,8 @@ describe('toolboxAt', () => {
       '/.sandbar/envd/envd.mjs',
       '--port',
       '49983',
+      '--handover-fd',
+      '0',
     ])
   })
 })

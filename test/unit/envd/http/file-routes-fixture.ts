@@ -1,4 +1,4 @@
-import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
@@ -28,6 +28,8 @@ export interface FileRoutesFixture {
  */
 export async function fileRoutesFixture(): Promise<FileRoutesFixture> {
   const root = await mkdtemp('/tmp/sbt-files-')
+  // envd acts with the user's credentials, so the user must be able to walk down from here.
+  await chmod(root, 0o755)
   const userHome = path.join(root, 'home/user')
   const rootHome = path.join(root, 'root')
   await mkdir(path.join(root, 'etc'))

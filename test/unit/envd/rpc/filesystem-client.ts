@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type Client, createClient, createRouterTransport } from '@connectrpc/connect'
 import { pino } from 'pino'
@@ -27,6 +27,8 @@ export async function createTestFilesystem(): Promise<{
   dispose(): Promise<void>
 }> {
   const dir = await realpath(await mkdtemp('/tmp/sbt-fs-'))
+  // envd acts with the request user's credentials: `nobody` must be able to walk in here.
+  await chmod(dir, 0o755)
   const accounts = await mkdtemp('/tmp/sbt-accounts-')
   await mkdir(path.join(accounts, 'etc'))
   await writeFile(
