@@ -40,7 +40,6 @@ export async function startBenchAgent(
     // A suite of its own beside another on one host takes a pool of its own (as the tests do).
     addressPool: process.env.SANDBAR_TEST_ADDRESS_POOL ?? '10.231.0.0/16',
     masquerade: false,
-    idShift: 100000,
     pidsLimit: 1024,
     logger: pino({ level: 'silent' }),
   })

@@ -1,6 +1,7 @@
-// Builds the two artifacts into OUTDIR (default dist): sandbar.mjs (the CLI) and envd/ (the
+// Builds the artifacts into OUTDIR (default dist): sandbar.mjs (the CLI) and envd/ (the
 // self-contained envd that sandboxes run: envd.mjs, which runs the bundle envd.cjs with the V8
-// code cache envd.cjs.cache), each with the native addons it loads beside it.
+// code cache envd.cjs.cache), each with the native addons it loads beside it, and
+// idmapped-overlay (src/agent/rootfs/idmapped-overlay.c: the agent mounts sandbox roots with it).
 // Usage: node scripts/build.mjs [OUTDIR]
 import { execFile } from 'node:child_process'
 import { copyFile, mkdir, rm } from 'node:fs/promises'
@@ -75,6 +76,12 @@ for (const [dir, addons] of Object.entries(addonsOf)) {
     await copyFile(addon, path.join(dir, 'build/Release', path.basename(addon)))
   }
 }
+
+// Static: it runs on the host only, but needs no library of the machine it is copied to.
+await promisify(execFile)('cc', [
+  ...['-O2', '-static', '-Wall', '-Wextra', '-Werror'],
+  ...['-o', `${outdir}/idmapped-overlay`, 'src/agent/rootfs/idmapped-overlay.c'],
+])
 
 // The code cache: envd started once, on a free loopback port, by the node running this build,
 // which is the node the toolbox copies. No NODE_OPTIONS: V8 rejects a cache made under other

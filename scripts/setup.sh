@@ -4,7 +4,8 @@
 # iproute2 for sandbox networks; mmdebstrap for the base template; util-linux for unshare and
 # setpriv; tini as PID 1; busybox-static for the runtime tests' tiny rootfs; PostgreSQL for the
 # store's second backend; the toolchain node-gyp needs for the node-pty, fs-xattr and
-# better-sqlite3 addons; qemu-system-x86 to boot the pure cgroup v2 guest of the cgroup-v2
+# better-sqlite3 addons, whose C compiler and static libc also build the agent's
+# idmapped-overlay helper; qemu-system-x86 to boot the pure cgroup v2 guest of the cgroup-v2
 # tests), the locked npm dependencies, and the built bundles.
 set -euo pipefail
 cd "$(dirname "$0")/.."

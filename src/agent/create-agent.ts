@@ -8,6 +8,7 @@ import { PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
 import type { Agent, AgentConfig, SandboxInfo, SandboxOutput, SandboxRequest } from './index.js'
 import { checkHostLimits, ensureOwnNofile, readHostLimits } from './limits/host-limits.js'
 import { limitParentCgroup, pidsBudget } from './limits/parent-cgroup.js'
+import { createAddressPool } from './network/address-pool.js'
 import { createNetworkManager } from './network/network-manager.js'
 import { reconcile } from './reconcile.js'
 import { ensureBaseTemplate } from './rootfs/base-template.js'
@@ -23,6 +24,8 @@ import {
 } from './sandbox-host.js'
 import { readOutputLines } from './sandbox-output.js'
 import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.js'
+import { checkSubordinateIDs } from './subordinate-ids.js'
+import { ID_RANGES, sandboxIDMap } from './user-namespace.js'
 
 /** How long a new sandbox's envd may take to answer. */
 const ENVD_START_TIMEOUT_MS = 15_000
@@ -38,9 +41,15 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
   if (!PREFIX_PATTERN.test(config.prefix))
     throw new Error(`invalid agent prefix '${config.prefix}'`)
   const logger = config.logger
+  // Each /30 of the pool has its own ID range (sandboxIDMap); a wider pool would reuse them.
+  const pool = createAddressPool(config.addressPool)
+  if (pool.capacity > ID_RANGES) {
+    throw new Error(`address pool ${pool.cidr} is wider than a /16: sandboxes would share host IDs`)
+  }
+  await checkSubordinateIDs()
   const sandboxesDir = path.join(config.dataDir, 'sandboxes')
   // Traversable but not listable: the runtime mounts each rootfs after entering the user
-  // namespace, as the shifted root, which must be able to walk down to it.
+  // namespace, as the sandbox's root (a host ID of its range), which must walk down to it.
   for (const dir of [config.dataDir, sandboxesDir]) {
     await mkdir(dir, { recursive: true })
     await chmod(dir, 0o711)
@@ -75,14 +84,7 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     records: new SandboxRecords(sandboxesDir),
   }
   const templates = new Map<string, TemplateLayers>([
-    [
-      'base',
-      await ensureBaseTemplate({
-        dataDir: config.templatesDir ?? config.dataDir,
-        idShift: config.idShift,
-        logger,
-      }),
-    ],
+    ['base', await ensureBaseTemplate({ dataDir: config.templatesDir ?? config.dataDir, logger })],
   ])
   const reconciled = await reconcile(parts, logger)
   return new HostAgent(parts, templates, reconciled)
@@ -226,10 +228,10 @@ class HostAgent implements Agent {
   }
 
   /**
-   * Claims the lowest free network slot by writing the new sandbox's record, after every
-   * earlier claim has written its own.
+   * Claims the lowest free network slot, and with it the sandbox's host ID range, by writing
+   * the new sandbox's record, after every earlier claim has written its own.
    */
-  private reserve(draft: Omit<SandboxRecord, 'slot'>): Promise<SandboxRecord> {
+  private reserve(draft: Omit<SandboxRecord, 'slot' | 'idMap'>): Promise<SandboxRecord> {
     const { records } = this.parts
     const claim = this.reservations
       .catch(() => undefined)
@@ -238,7 +240,13 @@ class HostAgent implements Agent {
           throw new Error(`sandbox '${draft.sandboxID}' already exists`)
         }
         const taken = (await records.all()).flatMap(({ record }) => (record ? [record.slot] : []))
-        const record: SandboxRecord = { ...draft, slot: freeSlot(taken) }
+        const slot = freeSlot(taken)
+        const address = createAddressPool(this.parts.config.addressPool).addresses(slot)
+        const record: SandboxRecord = {
+          ...draft,
+          slot,
+          idMap: sandboxIDMap(address.sandboxAddress),
+        }
         await records.save(record)
         return record
       })

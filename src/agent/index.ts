@@ -41,13 +41,14 @@ export interface AgentConfig {
   addressPool: string
   /** Masquerade sandbox traffic to the internet; off, it never leaves the host's uplink. */
   masquerade: boolean
-  /** Host ID that root inside sandboxes maps to (user namespace of 65536 IDs). */
-  idShift: number
   /** Process limit per sandbox. */
   pidsLimit: number
   /** How many sandboxes may run at once; the host's limits are checked against it at start. */
   maxSandboxes?: number
-  /** Directory holding the built envd (`<dir>/envd/envd.mjs`), from scripts/build.mjs. */
+  /**
+   * scripts/build.mjs's output directory: the built envd (`<dir>/envd/envd.mjs`) and the
+   * agent's `idmapped-overlay` helper.
+   */
   envdBuildDir: string
   logger: Logger
 }

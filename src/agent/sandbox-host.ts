@@ -8,7 +8,12 @@ import { createAddressPool } from './network/address-pool.js'
 import type { NetworkManager, SandboxNetwork } from './network/network.js'
 import { BASE_HOSTNAME } from './rootfs/base-template.js'
 import { mountDiskImage, removeDiskImage } from './rootfs/disk-image.js'
-import { mountOverlay, unmountOverlay } from './rootfs/overlay.js'
+import {
+  detachStagedLayers,
+  IDMAPPED_OVERLAY_HELPER,
+  mountIdmappedOverlay,
+} from './rootfs/idmapped-overlay.js'
+import { unmountOverlay } from './rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
 import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
@@ -38,6 +43,8 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
     bundle: path.join(dir, 'bundle'),
     output: path.join(disk, 'output.log'),
     userns: path.join(dir, 'userns'),
+    // Where the template's layers appear idmapped for this sandbox until its overlay holds them.
+    layers: path.join(dir, 'layers'),
     handover: path.join(dir, 'handover'),
   }
 }
@@ -54,18 +61,17 @@ export async function startSandboxHost(
   const { config } = parts
   const names = hostNames(config.prefix, record.sandboxID)
   const paths = sandboxPaths(parts.records, record.sandboxID)
-  const idMap = { hostID: config.idShift, size: 65536 }
+  const { idMap } = record
   const address = createAddressPool(config.addressPool).addresses(record.slot).sandboxAddress
-  // Network, root filesystem and user namespace do not depend on each other. All settle
-  // before this returns or throws, so the caller's cleanup never races a half-finished step.
-  const [network, rootfs, userns] = await Promise.allSettled([
+  // The network does not depend on the root filesystem, whose layers are idmapped through the
+  // user namespace. Both settle before this returns or throws, so the caller's cleanup never
+  // races a half-finished step.
+  const [network, rootfs] = await Promise.allSettled([
     parts.network.setup(record.sandboxID, record.slot, record.egress),
-    mountRootfs(paths, layers, config.idShift, record.diskSizeMB),
-    createUserNamespace({ file: paths.userns, owner: namespaceOwner(address), idMap }),
+    mountRootfs(parts, paths, layers, record, namespaceOwner(address)),
   ])
   if (network.status === 'rejected') throw network.reason
   if (rootfs.status === 'rejected') throw rootfs.reason
-  if (userns.status === 'rejected') throw userns.reason
   const handover = await openHandover(paths.handover, record)
   const started = parts.runtimes.get(record.runtime).run({
     id: names.container,
@@ -116,19 +122,26 @@ async function openHandover(file: string, record: SandboxRecord): Promise<FileHa
 }
 
 /**
- * The sandbox's overlay root: its own upper layer, on its own disk of `diskSizeMB`, over the
- * template's layers.
+ * The sandbox's user namespace and overlay root: its own upper layer, on its own disk of
+ * `diskSizeMB`, over the template's layers idmapped through that namespace.
  */
 async function mountRootfs(
+  parts: HostParts,
   paths: ReturnType<typeof sandboxPaths>,
   layers: TemplateLayers,
-  idShift: number,
-  diskSizeMB: number,
+  record: SandboxRecord,
+  owner: number,
 ): Promise<void> {
+  const { idMap } = record
   for (const dir of [paths.disk, paths.rootfs, paths.bundle]) {
     await mkdir(dir, { recursive: true })
   }
-  await mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: diskSizeMB })
+  const [userns, disk] = await Promise.allSettled([
+    createUserNamespace({ file: paths.userns, owner, idMap }),
+    mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: record.diskSizeMB }),
+  ])
+  if (userns.status === 'rejected') throw userns.reason
+  if (disk.status === 'rejected') throw disk.reason
   for (const dir of [paths.upper, paths.work]) await mkdir(dir)
   // The init's stdout and stderr: root's, beside the upper layer rather than in it, so the
   // sandbox's IDs cannot open it on the host side and its growth counts against this disk.
@@ -136,14 +149,17 @@ async function mountRootfs(
   // fails (EPERM, which crun and runc ignore), and no descriptor can rewrite earlier lines.
   await writeFile(paths.output, '', { mode: 0o600, flag: 'wx' })
   await runHostCommand('chattr', ['+a', paths.output])
-  // The upper layer is the sandbox root's own: root inside is idShift outside.
-  await chown(paths.upper, idShift, idShift)
-  await chown(paths.work, idShift, idShift)
-  await mountOverlay({
+  // The upper layer is the sandbox root's own: root inside is idMap.hostID outside.
+  await chown(paths.upper, idMap.hostID, idMap.hostID)
+  await chown(paths.work, idMap.hostID, idMap.hostID)
+  await mountIdmappedOverlay({
+    helper: path.join(parts.config.envdBuildDir, IDMAPPED_OVERLAY_HELPER),
+    userNamespace: paths.userns,
     lower: layers.layers,
     upper: paths.upper,
     work: paths.work,
     target: paths.rootfs,
+    stageDir: paths.layers,
   })
 }
 
@@ -161,7 +177,7 @@ function envdEnvironment(record: SandboxRecord, toolbox: Toolbox): Record<string
 
 /**
  * Removes a sandbox's host objects in reverse order: container (with its processes and
- * cgroups), user namespace, overlay mount, disk, network, then its directory. Each step
+ * cgroups), user namespace, overlay mount and its staged layers, disk, network, then its directory. Each step
  * tolerates what is already gone, so this also cleans up after a crash at any point. The container goes from the
  * runtime its record names, or from every runtime with state when there is no record.
  */
@@ -175,6 +191,7 @@ export async function removeSandboxHost(parts: HostParts, sandboxID: string): Pr
   // Left mounted only by a crash while the runtime started the container (netns-sysfs.ts).
   await unmountNetnsSysfs(netnsSysfsDir(paths.bundle))
   await unmountOverlay(paths.rootfs)
+  await detachStagedLayers(paths.layers)
   await removeDiskImage({ image: paths.image, mountPoint: paths.disk })
   await parts.network.teardown(sandboxID)
   await parts.records.remove(sandboxID)

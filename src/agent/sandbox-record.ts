@@ -10,6 +10,8 @@ const recordSchema = z.object({
   slot: z.number(),
   /** The sandbox's address, once its network exists. */
   address: z.optional(z.string()),
+  /** The host IDs of the sandbox's IDs 0…size-1 (user-namespace.ts, sandboxIDMap). */
+  idMap: z.object({ hostID: z.number(), size: z.number() }),
   cpuCount: z.number(),
   memoryMB: z.number(),
   diskSizeMB: z.number(),

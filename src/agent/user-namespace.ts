@@ -14,6 +14,20 @@ import { isMounted } from './rootfs/overlay.js'
  */
 export const OWNER_BASE = 0xc000_0000
 
+/**
+ * First host ID of the sandboxes' ID ranges: from 2^31 up to OWNER_BASE, 16,384 ranges of
+ * ID_MAP_SIZE, one per /30 network of a /16 pool. Far above what useradd hands out as
+ * subordinate IDs (login.defs: 100000…600100000); the agent refuses to start when /etc/subuid
+ * or /etc/subgid grants any of these anyway (subordinate-ids.ts).
+ */
+export const SANDBOX_IDS_BASE = 0x8000_0000
+
+/** IDs per sandbox: container IDs 0…65535 (root to nobody) map to a host range this size. */
+export const ID_MAP_SIZE = 65_536
+
+/** Sandbox ranges between SANDBOX_IDS_BASE and OWNER_BASE: the /30 networks of one /16. */
+export const ID_RANGES = (OWNER_BASE - SANDBOX_IDS_BASE) / ID_MAP_SIZE
+
 /** How long the helper that makes the namespace may take to enter it. */
 const ENTER_TIMEOUT_MS = 5_000
 const ENTER_POLL_MS = 2
@@ -26,9 +40,24 @@ const ENTER_POLL_MS = 2
  * root). An owner per sandbox makes those limits per sandbox.
  */
 export function namespaceOwner(sandboxAddress: string): number {
+  return OWNER_BASE + networkIndex(sandboxAddress)
+}
+
+/**
+ * The host IDs root and every other user inside the sandbox at `sandboxAddress` are: a range
+ * no other sandbox of a /16 pool has (the agent refuses wider pools), so one sandbox's IDs own
+ * nothing of another's on the host, and no host user's subordinate IDs reach its files.
+ */
+export function sandboxIDMap(sandboxAddress: string): { hostID: number; size: number } {
+  const range = networkIndex(sandboxAddress) % ID_RANGES
+  return { hostID: SANDBOX_IDS_BASE + range * ID_MAP_SIZE, size: ID_MAP_SIZE }
+}
+
+/** The number of the /30 network holding `sandboxAddress`, counted from 0.0.0.0. */
+function networkIndex(sandboxAddress: string): number {
   const address = parseIPv4(sandboxAddress)
   if (address === undefined) throw new RangeError(`not an IPv4 address: ${sandboxAddress}`)
-  return OWNER_BASE + Math.floor(address / 4)
+  return Math.floor(address / 4)
 }
 
 export interface UserNamespaceSpec {

@@ -113,10 +113,9 @@ export async function runServe(config: ServeConfig): Promise<void> {
     runtime: config.runtime,
     addressPool: config.addressPool,
     masquerade: config.masquerade,
-    idShift: 100000,
     pidsLimit: 1024,
     maxSandboxes: config.maxSandboxes,
-    // scripts/build.mjs puts envd/ next to sandbar.mjs, the bundle running this code.
+    // scripts/build.mjs puts envd/ and idmapped-overlay next to sandbar.mjs, the bundle running this code.
     envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
     logger,
   })

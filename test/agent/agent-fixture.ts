@@ -10,8 +10,8 @@ import {
   type SandboxRequest,
 } from '../../src/agent/index.js'
 import { pathExists } from '../../src/agent/path-exists.js'
+import { type SandboxRecord, SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { leftoverCgroupDirs } from './cgroup-probe.js'
-import { TEST_ID_MAP } from './runtime-fixture.js'
 
 /**
  * Template layers are cached across runs here: building `base` takes about a minute, and the
@@ -46,6 +46,13 @@ export function sandboxRequest(overrides: Partial<SandboxRequest> = {}): Sandbox
   }
 }
 
+/** The agent's record of a sandbox (its slot, ID map, state). */
+export async function readRecord(dataDir: string, sandboxID: string): Promise<SandboxRecord> {
+  const record = await new SandboxRecords(`${dataDir}/sandboxes`).read(sandboxID)
+  if (record === undefined) throw new Error(`no record of sandbox ${sandboxID}`)
+  return record
+}
+
 export interface TestAgent {
   agent: Agent
   config: AgentConfig
@@ -65,7 +72,6 @@ export async function testAgentConfig(
     runtime: 'crun',
     addressPool: TEST_ADDRESS_POOL,
     masquerade: false,
-    idShift: TEST_ID_MAP.hostID,
     pidsLimit: 512,
     envdBuildDir: inject('envdBuildDir'),
     ...rest,

@@ -15,6 +15,7 @@ import {
   type TestAgent,
   testAgentConfig,
 } from './agent-fixture.js'
+import { TEST_ID_MAP } from './runtime-fixture.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
 
@@ -71,6 +72,7 @@ describe('reconcile', () => {
       templateID: 'base',
       runtime: 'crun',
       slot: 7,
+      idMap: TEST_ID_MAP,
       cpuCount: 1,
       memoryMB: 256,
       diskSizeMB: 512,

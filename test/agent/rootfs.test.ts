@@ -1,16 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import {
-  chmod,
+  chown,
   copyFile,
-  link,
-  lstat,
   mkdir,
   mkdtemp,
   readdir,
   readFile,
   rm,
   stat,
-  symlink,
   writeFile,
 } from 'node:fs/promises'
 import path from 'node:path'
@@ -18,14 +15,23 @@ import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import { BASE_TEMPLATE_ID, ensureBaseTemplate } from '../../src/agent/rootfs/base-template.js'
-import { shiftTree } from '../../src/agent/rootfs/id-shift.js'
+import {
+  detachStagedLayers,
+  IDMAPPED_OVERLAY_HELPER,
+  mountIdmappedOverlay,
+} from '../../src/agent/rootfs/idmapped-overlay.js'
 import { mountsUnder } from '../../src/agent/rootfs/mountinfo.js'
-import { isMounted, mountOverlay, unmountOverlay } from '../../src/agent/rootfs/overlay.js'
+import { isMounted, unmountOverlay } from '../../src/agent/rootfs/overlay.js'
 import type { TemplateLayers, Toolbox } from '../../src/agent/rootfs/rootfs.js'
 import { ensureToolbox } from '../../src/agent/rootfs/toolbox.js'
+import {
+  createUserNamespace,
+  OWNER_BASE,
+  removeUserNamespace,
+} from '../../src/agent/user-namespace.js'
 import { TEMPLATE_CACHE } from './agent-fixture.js'
+import { TEST_ID_MAP } from './runtime-fixture.js'
 
-const ID_SHIFT = 100_000
 const logger = pino({ level: process.env.SANDBAR_LOG_LEVEL ?? 'silent' })
 
 // Everything this file makes lives under one `sbt-` directory, removed in afterAll. The base
@@ -56,7 +62,6 @@ describe('base template', () => {
     const started = performance.now()
     base = await ensureBaseTemplate({
       dataDir: TEMPLATE_CACHE,
-      idShift: ID_SHIFT,
       logger,
       onProgress: (line) => progress.push(line),
     })
@@ -70,22 +75,22 @@ describe('base template', () => {
     expect(base.layers).toHaveLength(1)
     expect(path.basename(layer(''))).toMatch(/^base-[0-9a-f]{16}$/)
     const started = performance.now()
-    expect(
-      await ensureBaseTemplate({ dataDir: TEMPLATE_CACHE, idShift: ID_SHIFT, logger }),
-    ).toEqual(base)
+    expect(await ensureBaseTemplate({ dataDir: TEMPLATE_CACHE, logger })).toEqual(base)
     expect(performance.now() - started).toBeLessThan(1000)
     const names = await readdir(path.dirname(layer('')))
     expect(names.filter((name) => name.startsWith('.building-'))).toEqual([])
   })
 
-  it('has user `user` (uid 1000) with passwordless sudo, stored shifted on disk', async () => {
+  it('has user `user` (uid 1000) with passwordless sudo, stored with the image IDs where only root enters', async () => {
     const passwd = await readFile(layer('etc/passwd'), 'utf8')
     expect(passwd).toContain('user:x:1000:1000::/home/user:/bin/bash\n')
     expect(await readFile(layer('etc/group'), 'utf8')).toMatch(/^sudo:x:27:user$/m)
     const home = await stat(layer('home/user'))
-    expect([home.uid, home.gid]).toEqual([ID_SHIFT + 1000, ID_SHIFT + 1000])
+    expect([home.uid, home.gid]).toEqual([1000, 1000])
     const root = await stat(layer(''))
-    expect([root.uid, root.gid, root.mode & 0o7777]).toEqual([ID_SHIFT, ID_SHIFT, 0o755])
+    expect([root.uid, root.gid, root.mode & 0o7777]).toEqual([0, 0, 0o755])
+    const layers = await stat(path.dirname(layer('')))
+    expect([layers.uid, layers.gid, layers.mode & 0o7777]).toEqual([0, 0, 0o700])
     const sudoers = await stat(layer('etc/sudoers.d/user'))
     expect(sudoers.mode & 0o7777).toBe(0o440)
     expect(await readFile(layer('etc/sudoers.d/user'), 'utf8')).toBe(
@@ -93,9 +98,9 @@ describe('base template', () => {
     )
   })
 
-  it('keeps setuid bits through the shift', async () => {
+  it('keeps setuid bits', async () => {
     const sudo = await stat(layer('usr/bin/sudo'))
-    expect([sudo.uid, sudo.mode & 0o7777]).toEqual([ID_SHIFT, 0o4755])
+    expect([sudo.uid, sudo.mode & 0o7777]).toEqual([0, 0o4755])
   })
 
   it('holds python3, pip, node, npm, git, curl, sudo, ps and ip', async () => {
@@ -116,60 +121,65 @@ describe('base template', () => {
     )
   })
 
-  it('mounts as an overlay whose writes land in upper and leave the layers untouched', async () => {
+  it("mounts idmapped as a sandbox's overlay: the sandbox's IDs own its files, writes land in upper, the layers stay as they were", async () => {
     const top = path.join(scratch, 'layer-top')
     await mkdir(path.join(top, 'etc'), { recursive: true })
     await writeFile(path.join(top, 'etc/hostname'), 'from-top\n')
+    const userNamespace = path.join(scratch, 'userns')
+    const idMap = TEST_ID_MAP
+    await createUserNamespace({ file: userNamespace, owner: OWNER_BASE + 1, idMap })
     const paths = {
       upper: path.join(scratch, 'upper'),
       work: path.join(scratch, 'work'),
       target: path.join(scratch, 'rootfs'),
     }
     for (const dir of Object.values(paths)) await mkdir(dir)
-    await runHostCommand('chown', [`${ID_SHIFT}:${ID_SHIFT}`, paths.upper, paths.work])
-    const started = performance.now()
-    await mountOverlay({ lower: [...base.layers, top], ...paths })
-    const mountMillis = performance.now() - started
-    expect(await isMounted(paths.target)).toBe(true)
-    expect((await stat(paths.target)).uid).toBe(ID_SHIFT)
-    expect(await readFile(path.join(paths.target, 'etc/hostname'), 'utf8')).toBe('from-top\n')
-    await writeFile(path.join(paths.target, 'etc/sbt-written'), 'written in the sandbox\n')
-    expect(await readFile(path.join(paths.upper, 'etc/sbt-written'), 'utf8')).toBe(
-      'written in the sandbox\n',
-    )
-    expect(await stat(layer('etc/sbt-written')).catch(() => undefined)).toBeUndefined()
-    const unmountStarted = performance.now()
-    await unmountOverlay(paths.target)
-    const unmountMillis = performance.now() - unmountStarted
-    await unmountOverlay(paths.target)
-    expect(await isMounted(paths.target)).toBe(false)
-    expect(await mountsUnder(scratch)).toEqual([])
-    console.log(
-      `overlay mount ${mountMillis.toFixed(1)} ms, unmount ${unmountMillis.toFixed(1)} ms`,
-    )
-  })
-})
-
-describe('shiftTree', () => {
-  it('shifts owners once per inode, symlinks themselves, and restores setuid bits', async () => {
-    const tree = path.join(scratch, 'tree')
-    await mkdir(path.join(tree, 'home/user'), { recursive: true })
-    await writeFile(path.join(tree, 'tool'), '')
-    await chmod(path.join(tree, 'tool'), 0o4755)
-    await link(path.join(tree, 'tool'), path.join(tree, 'tool-link'))
-    await writeFile(path.join(tree, 'home/user/notes'), '')
-    await runHostCommand('chown', ['-R', '1000:1000', path.join(tree, 'home/user')])
-    await symlink('/nowhere', path.join(tree, 'dangling'))
-    const summary = await shiftTree(tree, ID_SHIFT)
-    expect(summary.entries).toBe(7)
-    const owner = async (file: string) => {
-      const stats = await lstat(path.join(tree, file))
-      return [stats.uid, stats.gid, stats.mode & 0o7777]
+    await chown(paths.upper, idMap.hostID, idMap.hostID)
+    await chown(paths.work, idMap.hostID, idMap.hostID)
+    const stageDir = path.join(scratch, 'stage')
+    try {
+      const started = performance.now()
+      await mountIdmappedOverlay({
+        helper: path.join(inject('envdBuildDir'), IDMAPPED_OVERLAY_HELPER),
+        userNamespace,
+        lower: [...base.layers, top],
+        ...paths,
+        stageDir,
+      })
+      const mountMillis = performance.now() - started
+      expect(await isMounted(paths.target)).toBe(true)
+      expect(await mountsUnder(stageDir)).toEqual([])
+      const owner = async (file: string) => {
+        const stats = await stat(path.join(paths.target, file))
+        return [stats.uid - idMap.hostID, stats.gid - idMap.hostID]
+      }
+      expect(await owner('')).toEqual([0, 0])
+      expect(await owner('home/user')).toEqual([1000, 1000])
+      expect(await owner('etc/passwd')).toEqual([0, 0])
+      expect(await readFile(path.join(paths.target, 'etc/hostname'), 'utf8')).toBe('from-top\n')
+      await writeFile(path.join(paths.target, 'etc/sbt-written'), 'written in the sandbox\n')
+      await writeFile(path.join(paths.target, 'etc/passwd'), 'replaced\n')
+      expect(await readFile(path.join(paths.upper, 'etc/sbt-written'), 'utf8')).toBe(
+        'written in the sandbox\n',
+      )
+      const copied = await stat(path.join(paths.upper, 'etc/passwd'))
+      expect([copied.uid, copied.gid]).toEqual([idMap.hostID, idMap.hostID])
+      expect(await stat(layer('etc/sbt-written')).catch(() => undefined)).toBeUndefined()
+      expect(await readFile(layer('etc/passwd'), 'utf8')).toMatch(/^root:x:0:0:/)
+      const unmountStarted = performance.now()
+      await unmountOverlay(paths.target)
+      const unmountMillis = performance.now() - unmountStarted
+      await unmountOverlay(paths.target)
+      expect(await isMounted(paths.target)).toBe(false)
+      console.log(
+        `idmapped overlay mount ${mountMillis.toFixed(1)} ms, unmount ${unmountMillis.toFixed(1)} ms`,
+      )
+    } finally {
+      await unmountOverlay(paths.target)
+      await detachStagedLayers(stageDir)
+      await removeUserNamespace(userNamespace)
     }
-    expect(await owner('')).toEqual([ID_SHIFT, ID_SHIFT, 0o755])
-    expect(await owner('tool')).toEqual([ID_SHIFT, ID_SHIFT, 0o4755])
-    expect(await owner('home/user/notes')).toEqual([ID_SHIFT + 1000, ID_SHIFT + 1000, 0o644])
-    expect((await owner('dangling')).slice(0, 2)).toEqual([ID_SHIFT, ID_SHIFT])
+    expect(await mountsUnder(scratch)).toEqual([])
   })
 })
 
@@ -215,7 +225,7 @@ describe('toolbox', () => {
     expect(await inBusyboxChroot(['/.sandbar/bin/tini', '--version'])).toMatch(/tini version/)
   })
 
-  it('is readable by the shifted root and reused while its inputs stay the same', async () => {
+  it("is readable by every sandbox's IDs and reused while its inputs stay the same", async () => {
     const node = await stat(path.join(toolbox.dir, 'bin/node'))
     expect(node.mode & 0o777).toBe(0o755)
     expect((await stat(toolbox.dir)).mode & 0o777).toBe(0o755)

@@ -3,9 +3,17 @@ import { chmod, lchown, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runHostCommand } from '../../src/agent/host-command.js'
+import { ID_MAP_SIZE, ID_RANGES, SANDBOX_IDS_BASE } from '../../src/agent/user-namespace.js'
 
-/** The user namespace every test container gets: root inside is host 100000 (host-facts). */
-export const TEST_ID_MAP = { hostID: 100_000, size: 65_536 }
+/**
+ * The user namespace every runtime test container gets: the last sandbox range
+ * (user-namespace.ts). Agent sandboxes of a test pool take the ranges of their /30s from the
+ * pool's start, so these never meet theirs.
+ */
+export const TEST_ID_MAP = {
+  hostID: SANDBOX_IDS_BASE + (ID_RANGES - 1) * ID_MAP_SIZE,
+  size: ID_MAP_SIZE,
+}
 
 /**
  * A per-test prefix for every host name (STYLE.md habit 12): `sbt` and two random base-36
@@ -17,7 +25,7 @@ export function testPrefix(): string {
 }
 
 /**
- * A busybox root filesystem (Debian busybox-static) in a temp dir, owned by the shifted root
+ * A busybox root filesystem (Debian busybox-static) in a temp dir, owned by TEST_ID_MAP's root
  * so root inside the user namespace owns its files.
  */
 export async function makeBusyboxRootfs(parent: string): Promise<string> {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import type { SandboxInfo } from '../../src/agent/index.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
-import { sandboxRequest, startTestAgent, type TestAgent } from './agent-fixture.js'
+import { readRecord, sandboxRequest, startTestAgent, type TestAgent } from './agent-fixture.js'
 
 // Issue 9 item 8: each sandbox's writes land on a disk of its own size, with its own inodes,
 // never on the host's filesystem.
@@ -100,7 +100,7 @@ describe("a sandbox's output file", () => {
       mode: 0o600,
     })
     // The sandbox's root as the host sees it: neither the file nor its directory is its.
-    const id = String(test.config.idShift)
+    const id = String((await readRecord(test.config.dataDir, info.sandboxID)).idMap.hostID)
     const write = runHostCommand('setpriv', [
       ...['--reuid', id, '--regid', id, '--clear-groups'],
       ...['sh', '-c', `echo forged >> ${output}`],

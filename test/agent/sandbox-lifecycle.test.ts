@@ -8,7 +8,7 @@ import { readCgroupMode } from '../../src/agent/runtime/cgroup-mode.js'
 import { SANDBOX_NOFILE } from '../../src/agent/runtime/oci-spec.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
 import { EXPECTED_PROBE_RESULTS, SYSCALL_PROBE } from '../support/syscall-probe.js'
-import { startTestAgent, type TestAgent } from './agent-fixture.js'
+import { readRecord, startTestAgent, type TestAgent } from './agent-fixture.js'
 import { readParentLimits } from './cgroup-probe.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
@@ -70,7 +70,8 @@ describe('a sandbox on the agent', () => {
     const write = sandbox.commands.run('touch /.sandbar/sbt-escape', { user: 'root' })
     await expect(write).rejects.toBeInstanceOf(CommandExitError)
     const uidMap = await sandbox.commands.run('cat /proc/self/uid_map', { user: 'root' })
-    expect(uidMap.stdout.trim().split(/\s+/)).toEqual(['0', String(test.config.idShift), '65536'])
+    const record = await readRecord(test.config.dataDir, info.sandboxID)
+    expect(uidMap.stdout.trim().split(/\s+/)).toEqual(['0', String(record.idMap.hostID), '65536'])
   })
 
   it("sees its own network devices in /sys, not the host's or other sandboxes'", async () => {

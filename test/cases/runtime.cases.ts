@@ -89,15 +89,16 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
       return world
     }
 
-    it('runs a container whose root is host uid 100000', async () => {
+    it("runs a container whose root is its ID map's first host ID", async () => {
       const { runtime, start } = await setup()
       const { id, pid } = await start('sleep 1000')
       expect(await runtime.state(id)).toEqual({ id, status: 'running', pid })
       expect(pid).toBeGreaterThan(0)
       const status = await readFile(`/proc/${pid}/status`, 'utf8')
-      expect(status).toMatch(/^Uid:\t100000\t100000\t100000\t100000$/m)
+      const root = TEST_ID_MAP.hostID
+      expect(status).toMatch(new RegExp(`^Uid:\t${root}\t${root}\t${root}\t${root}$`, 'm'))
       const uidMap = await readFile(`/proc/${pid}/uid_map`, 'utf8')
-      expect(uidMap.trim().split(/\s+/)).toEqual(['0', '100000', '65536'])
+      expect(uidMap.trim().split(/\s+/)).toEqual(['0', String(root), '65536'])
       // A seccomp filter in force, and Docker's default capability set where the host sees
       // the container's own process.
       expect(status).toMatch(/^Seccomp:\t2$/m)

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureBaseTemplate } from '../../src/agent/rootfs/base-template.js'
 import { cgroupMounts } from '../../src/agent/runtime/cgroup-mode.js'
 import { TEMPLATE_CACHE } from '../agent/agent-fixture.js'
-import { TEST_ID_MAP } from '../agent/runtime-fixture.js'
 import { writeInitramfs } from './guest-initramfs.js'
 import { ensureGuestKernel } from './guest-kernel.js'
 import { type GuestReport, parseGuestReport } from './guest-report.js'
@@ -36,7 +35,7 @@ let report: GuestReport | Error = new Error('the guest did not run')
 
 beforeAll(async () => {
   // The guest has no network, so it cannot build the base template: it uses the host's cache.
-  await ensureBaseTemplate({ dataDir: TEMPLATE_CACHE, idShift: TEST_ID_MAP.hostID, logger })
+  await ensureBaseTemplate({ dataDir: TEMPLATE_CACHE, logger })
   const kernel = await ensureGuestKernel()
   workDir = await mkdtemp('/tmp/sbt-guest-')
   const initramfs = path.join(workDir, 'initramfs.cpio')

@@ -5,9 +5,9 @@ import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
 import { pathExists } from '../path-exists.js'
 import { debianSourceLines, readHostAptSources } from './apt-sources.js'
-import { shiftTree } from './id-shift.js'
 import { BASE_PACKAGES, type DebianRecipe, mmdebstrapArgs } from './mmdebstrap-args.js'
 import { mountsUnder, readMounts } from './mountinfo.js'
+import { overlayLowerDirs } from './overlay.js'
 import type { TemplateLayers } from './rootfs.js'
 
 export const BASE_TEMPLATE_ID = 'base'
@@ -47,8 +47,6 @@ const USER_COMMANDS: readonly (readonly string[])[] = [
 export interface BaseTemplateOptions {
   /** Sandbar's data directory; the layer lives in `<dataDir>/layers/`. */
   dataDir: string
-  /** Host ID of the sandbox's root: the cached layer is stored already shifted. */
-  idShift: number
   /** Build again even when a layer for this recipe exists. */
   rebuild?: boolean
   logger: Logger
@@ -56,13 +54,20 @@ export interface BaseTemplateOptions {
   onProgress?: (line: string) => void
 }
 
-/** Identifies a recipe: a change of packages, mirrors, files, user or ID shift rebuilds. */
-export function recipeHash(recipe: DebianRecipe, idShift: number): string {
+/**
+ * How layers store file owners: as the image has them (0, 1000, …), each sandbox seeing them
+ * through an idmapped mount (idmapped-overlay.ts). Part of the recipe, so a cache holding
+ * layers stored another way is never mistaken for one of these.
+ */
+const LAYER_IDS = 'idmapped'
+
+/** Identifies a recipe: a change of packages, mirrors, files, user or ID storage rebuilds. */
+export function recipeHash(recipe: DebianRecipe): string {
   const definition = {
     args: mmdebstrapArgs(recipe, '<target>'),
     files: BASE_FILES,
     user: USER_COMMANDS,
-    idShift,
+    ids: LAYER_IDS,
   }
   return createHash('sha256').update(JSON.stringify(definition)).digest('hex').slice(0, 16)
 }
@@ -75,8 +80,14 @@ export function recipeHash(recipe: DebianRecipe, idShift: number): string {
 export async function ensureBaseTemplate(options: BaseTemplateOptions): Promise<TemplateLayers> {
   const sources = debianSourceLines(await readHostAptSources(), SUITE)
   const recipe: DebianRecipe = { suite: SUITE, packages: BASE_PACKAGES, sources }
-  const hash = recipeHash(recipe, options.idShift)
-  const layer = path.join(options.dataDir, 'layers', `${BASE_TEMPLATE_ID}-${hash}`)
+  const hash = recipeHash(recipe)
+  const layersDir = path.join(options.dataDir, 'layers')
+  await mkdir(layersDir, { recursive: true })
+  // Only root enters: layer files keep the image's owners (uid 1000 owns /home/user), who may
+  // be host users too, and sandboxes reach layers only through their idmapped mounts. Set at
+  // every start, so a cache made before keeps no wider mode.
+  await chmod(layersDir, 0o700)
+  const layer = path.join(layersDir, `${BASE_TEMPLATE_ID}-${hash}`)
   const result: TemplateLayers = { templateID: BASE_TEMPLATE_ID, layers: [layer] }
   const running = inFlight.get(layer)
   if (running !== undefined) await running
@@ -99,7 +110,6 @@ async function buildLayer(
   options: BaseTemplateOptions,
 ): Promise<void> {
   const layersDir = path.dirname(layer)
-  await mkdir(layersDir, { recursive: true })
   await removeStaleBuilds(layersDir, options.logger)
   const logger = options.logger.child({ templateID: BASE_TEMPLATE_ID, layer })
   // The builder's PID in the name tells a crashed build from one still running elsewhere.
@@ -136,19 +146,11 @@ async function build(
     await writeFile(target, text, { mode })
     await chmod(target, mode)
   }
-  // mkdtemp made the layer's root 0700; the sandbox's root must be able to enter its own `/`.
+  // mkdtemp made the layer's root 0700; the image's `/` is 0755. mmdebstrap already emptied
+  // apt's package lists and archive cache ("cleaning package lists and apt cache"), so the
+  // layer holds no downloaded .debs.
   await chmod(dir, 0o755)
-  // mmdebstrap already emptied apt's package lists and archive cache ("cleaning package lists
-  // and apt cache"), so the layer holds no downloaded .debs.
-  const shift = await shiftTree(dir, options.idShift)
-  logger.info(
-    {
-      mmdebstrapMillis: Math.round(built - started),
-      shiftMillis: shift.millis,
-      entries: shift.entries,
-    },
-    'base template built',
-  )
+  logger.info({ mmdebstrapMillis: Math.round(built - started) }, 'base template built')
 }
 
 /**
@@ -159,8 +161,13 @@ async function build(
  */
 async function install(temp: string, layer: string, logger: Logger): Promise<void> {
   if (await pathExists(layer)) {
+    // Sandboxes stack the layer's idmapped mount, staged under the layer's own name.
     const inUse = (await readMounts()).some(
-      (entry) => entry.fsType === 'overlay' && entry.superOptions.includes(layer),
+      (entry) =>
+        entry.fsType === 'overlay' &&
+        overlayLowerDirs(entry.superOptions).some(
+          (dir) => path.basename(dir) === path.basename(layer),
+        ),
     )
     const retired = path.join(path.dirname(layer), `.retired-${path.basename(layer)}-${Date.now()}`)
     await rename(layer, retired)

@@ -30,14 +30,10 @@ export function overlayOptions(spec: Pick<OverlaySpec, 'lower' | 'upper' | 'work
   return `lowerdir=${lowerdir},upperdir=${spec.upper},workdir=${spec.work}`
 }
 
-/**
- * Mounts the overlay (host-facts: ~2.6 ms). upper, work and target must exist, and upper and
- * work must belong to the sandbox's shifted root (chown idShift): the merged `/` takes its owner
- * from upper, so otherwise the sandbox's root could not write its own `/`.
- */
-export async function mountOverlay(spec: OverlaySpec): Promise<void> {
-  const options = overlayOptions(spec)
-  await runHostCommand('mount', ['-t', 'overlay', 'overlay', '-o', options, spec.target])
+/** The lowerdir entries of an overlay's mount options (mountinfo's super options). Pure. */
+export function overlayLowerDirs(superOptions: string): string[] {
+  const option = superOptions.split(',').find((entry) => entry.startsWith('lowerdir='))
+  return option === undefined ? [] : option.slice('lowerdir='.length).split(':')
 }
 
 /**

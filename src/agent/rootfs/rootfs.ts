@@ -1,4 +1,4 @@
-/** A template's root filesystem: layer directories, lowest first, owned by the shifted IDs. */
+/** A template's root filesystem: layer directories, lowest first, owned as in the image. */
 export interface TemplateLayers {
   templateID: string
   layers: string[]

@@ -129,7 +129,7 @@ async function inputsHash(files: ReadonlyMap<string, string>): Promise<string> {
   return hash.digest('hex').slice(0, 16)
 }
 
-/** Copies every file, readable (and where needed executable) by the sandbox's shifted root. */
+/** Copies every file, readable (and where needed executable) by every sandbox's IDs. */
 async function copyAll(dir: string, files: ReadonlyMap<string, string>): Promise<void> {
   const dirs = new Set<string>([dir])
   for (const [destination, source] of files) {
@@ -142,6 +142,6 @@ async function copyAll(dir: string, files: ReadonlyMap<string, string>): Promise
     const executable = destination.startsWith('bin/') || destination === `lib/${LOADER}`
     await chmod(target, executable ? 0o755 : 0o644)
   }
-  // mkdtemp makes 0700 and the umask may be strict; the sandbox's root is "other" here.
+  // mkdtemp makes 0700 and the umask may be strict; every sandbox's root is "other" here.
   for (const parent of dirs) await chmod(parent, 0o755)
 }

@@ -14,7 +14,9 @@ import type { Runtime } from './runtime.js'
  * - `--oci-seccomp`: without it runsc drops the spec's seccomp filter (the init inside showed
  *   `Seccomp: 0`; with it, 2), so the allow-list holds inside as it does under crun, with the
  *   difference `seccompErrno` names.
- * - The OCI user namespace: sentry and gofer then run as host uid 100000, not host root.
+ * - The OCI user namespace: sentry and gofer then run as the sandbox's root host ID (its own
+ *   range, user-namespace.ts), not host root. The layers below its overlay are idmapped
+ *   through the agent's namespace of the same map, so they read the same under runsc's own.
  * - No pids limit: the sentry's and gofer's threads count against it (see `gaps`).
  * - The cgroups are v1 on a hybrid host, as runc's are, so `run` needs no private mount
  *   namespace; `delete` removes them from every hierarchy.
@@ -29,7 +31,7 @@ export function createRunscRuntime(options: CliRuntimeOptions): Runtime {
     specOptions: { userNamespace: true, pidsLimit: false, ownKernel: true },
     gaps: {
       hostProcesses:
-        "the host sees the sentry (uid 100000, CapBnd 00000000a80c25ff, runsc's own seccomp filter); inside, the init's CapBnd is 00000000a80405fb, Docker's set less CAP_NET_RAW",
+        "the host sees the sentry (as the root host ID of the sandbox range, CapBnd 00000000a80c25ff, runsc's own seccomp filter); inside, the init's CapBnd is 00000000a80405fb, Docker's set less CAP_NET_RAW",
       pidsLimit:
         'sentry and gofer hold 21-23 host threads at idle; with pids.max 40, 30 sleeps inside hit it (pids.events max 1-2) and the container stopped',
       seccompErrno:

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { namespaceOwner, OWNER_BASE } from '../../../src/agent/user-namespace.js'
+import {
+  ID_MAP_SIZE,
+  ID_RANGES,
+  namespaceOwner,
+  OWNER_BASE,
+  SANDBOX_IDS_BASE,
+  sandboxIDMap,
+} from '../../../src/agent/user-namespace.js'
 
 describe('namespaceOwner', () => {
   it('gives each /30 sandbox network its own owner, above every ID map', () => {
@@ -11,5 +18,15 @@ describe('namespaceOwner', () => {
 
   it('refuses what is not an IPv4 address', () => {
     expect(() => namespaceOwner('fd00::2')).toThrow(RangeError)
+  })
+})
+
+describe('sandboxIDMap', () => {
+  it('gives each /30 of a /16 pool its own range, between 2^31 and the owners', () => {
+    expect(sandboxIDMap('10.204.0.2')).toEqual({ hostID: SANDBOX_IDS_BASE, size: ID_MAP_SIZE })
+    expect(sandboxIDMap('10.204.0.6').hostID).toBe(SANDBOX_IDS_BASE + ID_MAP_SIZE)
+    const last = sandboxIDMap('10.204.255.254')
+    expect(last.hostID + last.size).toBe(OWNER_BASE)
+    expect(ID_RANGES).toBe(16_384)
   })
 })
