@@ -8,6 +8,7 @@ import { cgroupMounts } from '../../src/agent/runtime/cgroup-mode.js'
 import { TEMPLATE_CACHE } from '../agent/agent-fixture.js'
 import { writeInitramfs } from './guest-initramfs.js'
 import { ensureGuestKernel } from './guest-kernel.js'
+import { writeLayerImage } from './guest-layer-image.js'
 import { type GuestReport, parseGuestReport } from './guest-report.js'
 import { type GuestRun, killGuest, runGuest } from './guest-vm.js'
 
@@ -35,12 +36,16 @@ let report: GuestReport | Error = new Error('the guest did not run')
 
 beforeAll(async () => {
   // The guest has no network, so it cannot build the base template: it uses the host's cache.
-  await ensureBaseTemplate({ dataDir: TEMPLATE_CACHE, logger })
+  const base = await ensureBaseTemplate({ dataDir: TEMPLATE_CACHE, logger })
   const kernel = await ensureGuestKernel()
   workDir = await mkdtemp('/tmp/sbt-guest-')
   const initramfs = path.join(workDir, 'initramfs.cpio')
   await writeInitramfs(kernel, initramfs)
-  run = await runGuest({ kernel, initramfs, repo, tests: INNER_TESTS, workDir }, GUEST_TIMEOUT_MS)
+  const layer = await writeLayerImage(base.layers, workDir)
+  run = await runGuest(
+    { kernel, initramfs, repo, tests: INNER_TESTS, workDir, layer },
+    GUEST_TIMEOUT_MS,
+  )
   try {
     report = parseGuestReport(run.report)
   } catch (error) {

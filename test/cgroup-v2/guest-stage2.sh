@@ -6,6 +6,7 @@
 #   sandbar_repo     the repository, a host path
 #   sandbar_modules  the guest kernel's lib/modules/<release>, a host path
 #   sandbar_tests    the agent test files to run, comma-separated
+#   sandbar_layer    the base template's layer, a host path, whose ext4 image is /dev/vda
 # Any failure ends PID 1, the kernel panics, and qemu exits without the report's end marker.
 set -eu
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
@@ -36,6 +37,10 @@ echo /run/sandbar-modprobe/modprobe >/proc/sys/kernel/modprobe
 # Each sandbox's disk is a loop-mounted image. devtmpfs has /dev/loop-control only once the
 # loop module is in, and nothing opens a device node that would load it on demand.
 modprobe loop
+# Sandboxes mount template layers idmapped, which 9p and overlayfs refuse: the layer comes as
+# an ext4 disk, mounted where the agent looks for it.
+modprobe -a virtio_blk ext4
+mount -t ext4 -o ro /dev/vda "$sandbar_layer"
 
 # The guest has no network device. Hosts have an uplink, which the agent's nft rules name: a
 # dummy interface carries the default route, and whatever it is sent is dropped.

@@ -12,6 +12,11 @@ export interface GuestSpec {
   tests: readonly string[]
   /** Where the console and report files go. */
   workDir: string
+  /**
+   * The base template's layer, a host path, and an ext4 image of its contents that the guest
+   * mounts there (guest-layer-image.ts).
+   */
+  layer: { path: string; image: string }
 }
 
 export interface GuestRun {
@@ -26,7 +31,7 @@ export interface GuestRun {
 
 /** The qemu command line for the guest, one comment per choice. */
 export function qemuArgs(spec: GuestSpec): string[] {
-  const words = [spec.repo, spec.kernel.modulesDir, ...spec.tests]
+  const words = [spec.repo, spec.kernel.modulesDir, spec.layer.path, ...spec.tests]
   if (words.some((word) => /[\s,]/.test(word))) {
     throw new Error('repository, module and test paths must not hold spaces or commas')
   }
@@ -43,6 +48,7 @@ export function qemuArgs(spec: GuestSpec): string[] {
     `sandbar_repo=${spec.repo}`,
     `sandbar_modules=${spec.kernel.modulesDir}`,
     `sandbar_tests=${spec.tests.join(',')}`,
+    `sandbar_layer=${spec.layer.path}`,
   ]
   return [
     // Software emulation. This machine's /dev/kvm is a PVM hypervisor (host-facts), which runs
@@ -62,6 +68,9 @@ export function qemuArgs(spec: GuestSpec): string[] {
     // /sys, …), so inode numbers are remapped to stay unique.
     '-virtfs',
     'local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap',
+    // The template layer on a file system that takes idmapped mounts, as every sandbox's
+    // overlay needs (9p and overlayfs refuse them): the guest's first disk, /dev/vda.
+    ...['-drive', `file=${spec.layer.image},if=virtio,format=raw,readonly=on`],
     ...['-kernel', spec.kernel.vmlinuz, '-initrd', spec.initramfs],
     ...['-append', cmdline.join(' ')],
   ]
