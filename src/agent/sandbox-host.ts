@@ -1,4 +1,4 @@
-import { chown, type FileHandle, mkdir, open, unlink, writeFile } from 'node:fs/promises'
+import { chmod, chown, type FileHandle, mkdir, open, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { ENVD_PORT, encodeHandover } from '../envd/index.js'
 import { runHostCommand } from './host-command.js'
@@ -35,6 +35,7 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
   // The sandbox's own disk holds everything it can grow: its upper layer and its output.
   const disk = path.join(dir, 'disk')
   return {
+    dir,
     image: path.join(dir, 'disk.img'),
     disk,
     upper: path.join(disk, 'upper'),
@@ -136,6 +137,10 @@ async function mountRootfs(
   for (const dir of [paths.disk, paths.rootfs, paths.bundle]) {
     await mkdir(dir, { recursive: true })
   }
+  // Host root and this sandbox's root group alone walk in: the runtime reaches the rootfs as
+  // the sandbox's root, and no other host user (nor another sandbox's IDs) reaches its files.
+  await chown(paths.dir, 0, idMap.hostID)
+  await chmod(paths.dir, 0o710)
   const [userns, disk] = await Promise.allSettled([
     createUserNamespace({ file: paths.userns, owner, idMap }),
     mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: record.diskSizeMB }),

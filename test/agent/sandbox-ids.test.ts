@@ -58,11 +58,16 @@ async function subordinateRanges(file: string): Promise<Range[]> {
 const overlaps = (x: Range, y: Range) => x.start < y.end && y.start < x.end
 
 /** Whether host `uid` (with gid `uid`, no groups) may write `file`, per access(2). */
-async function canWrite(uid: number, file: string): Promise<boolean> {
+function canWrite(uid: number, file: string): Promise<boolean> {
+  return hostUserMay(uid, '-w', file)
+}
+
+/** Whether host `uid` (with gid `uid`, no groups) passes `test <check> file`. */
+async function hostUserMay(uid: number, check: '-w' | '-r', file: string): Promise<boolean> {
   const id = String(uid)
   const probe = promisify(execFile)('setpriv', [
     ...['--reuid', id, '--regid', id, '--clear-groups'],
-    ...['test', '-w', file],
+    ...['test', check, file],
   ])
   return probe.then(
     () => true,
@@ -111,6 +116,15 @@ describe("a sandbox's host IDs", () => {
     expect(writable).toEqual([])
     // The probe itself is sound: A's root may write what any host user may.
     expect(await canWrite(root, '/tmp')).toBe(true)
+  })
+
+  it("are the only ones besides host root to reach into the sandbox's directory", async () => {
+    const hostname = (sandbox: SandboxInfo) =>
+      `${test.config.dataDir}/sandboxes/${sandbox.sandboxID}/rootfs/etc/hostname`
+    const nobody = 65534
+    expect(await hostUserMay(nobody, '-r', hostname(a))).toBe(false)
+    expect(await hostUserMay((await hostRange(a, 'uid_map')).start, '-r', hostname(b))).toBe(false)
+    expect(await hostUserMay((await hostRange(a, 'uid_map')).start, '-r', hostname(a))).toBe(true)
   })
 })
 

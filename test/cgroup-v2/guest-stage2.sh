@@ -36,10 +36,10 @@ ln -s /bin/busybox /run/sandbar-modprobe/modprobe
 echo /run/sandbar-modprobe/modprobe >/proc/sys/kernel/modprobe
 # Each sandbox's disk is a loop-mounted image. devtmpfs has /dev/loop-control only once the
 # loop module is in, and nothing opens a device node that would load it on demand.
-modprobe loop
+/run/sandbar-modprobe/modprobe loop
 # Sandboxes mount template layers idmapped, which 9p and overlayfs refuse: the layer comes as
 # an ext4 disk, mounted where the agent looks for it.
-modprobe -a virtio_blk ext4
+/run/sandbar-modprobe/modprobe -a virtio_blk ext4
 mount -t ext4 -o ro /dev/vda "$sandbar_layer"
 
 # The guest has no network device. Hosts have an uplink, which the agent's nft rules name: a
