@@ -27,7 +27,7 @@ import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.j
 import { checkSubordinateIDs } from './subordinate-ids.js'
 import { ID_RANGES, sandboxIDMap } from './user-namespace.js'
 
-/** How long a new sandbox's envd may take to answer. */
+/** How long a new sandbox's envd may take to answer, unless the config says otherwise. */
 const ENVD_START_TIMEOUT_MS = 15_000
 
 /** The user and workdir of the base template (wire contract §2.4 defaults). */
@@ -129,7 +129,7 @@ class HostAgent implements Agent {
         const network = await startSandboxHost(this.parts, record, layers)
         const url = envdURL(network.sandboxAddress)
         await waitForEnvd(url, {
-          timeoutMs: ENVD_START_TIMEOUT_MS,
+          timeoutMs: config.envdStartTimeoutMs ?? ENVD_START_TIMEOUT_MS,
           stillStarting: async () => {
             const runtime = this.parts.runtimes.get(record.runtime)
             const state = await runtime.state(this.containerID(request.sandboxID))

@@ -43,6 +43,11 @@ export interface AgentConfig {
   masquerade: boolean
   /** Process limit per sandbox. */
   pidsLimit: number
+  /**
+   * How long a new sandbox's envd may take to answer (default 15 s); an emulated host, such as
+   * the cgroup-v2 tests' guest, needs longer.
+   */
+  envdStartTimeoutMs?: number
   /** How many sandboxes may run at once; the host's limits are checked against it at start. */
   maxSandboxes?: number
   /**

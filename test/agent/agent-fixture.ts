@@ -74,6 +74,10 @@ export async function testAgentConfig(
     masquerade: false,
     pidsLimit: 512,
     envdBuildDir: inject('envdBuildDir'),
+    // The cgroup-v2 guest emulates its CPU: three concurrent creates there take many seconds.
+    ...(process.env.SANDBAR_TEST_ENVD_START_TIMEOUT_MS === undefined
+      ? {}
+      : { envdStartTimeoutMs: Number(process.env.SANDBAR_TEST_ENVD_START_TIMEOUT_MS) }),
     ...rest,
   }
 }

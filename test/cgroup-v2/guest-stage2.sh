@@ -10,6 +10,8 @@
 # Any failure ends PID 1, the kernel panics, and qemu exits without the report's end marker.
 set -eu
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+# Emulated CPUs run envd's start ~10× slower than the host; concurrent creates need the room.
+export SANDBAR_TEST_ENVD_START_TIMEOUT_MS=60000
 host=/mnt/sandbar-host
 
 mount -t proc proc /proc
