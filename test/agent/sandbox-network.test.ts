@@ -8,7 +8,12 @@ import type { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxInfo } from '../../src/agent/index.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
-import { startTestAgent, TEST_ADDRESS_POOL, type TestAgent } from './agent-fixture.js'
+import {
+  sandboxRequest,
+  startTestAgent,
+  TEST_ADDRESS_POOL,
+  type TestAgent,
+} from './agent-fixture.js'
 import { startTestNetworkHost, type TestNetworkHost } from './test-network-host.js'
 
 const execFileAsync = promisify(execFile)
@@ -19,15 +24,7 @@ let a: SandboxInfo
 let b: SandboxInfo
 
 const create = (egress = { allowOut: [] as string[], denyOut: [] as string[] }) =>
-  test.agent.create({
-    sandboxID: `i${randomBytes(10).toString('hex')}`,
-    templateID: 'base',
-    cpuCount: 1,
-    memoryMB: 256,
-    diskSizeMB: 512,
-    envVars: {},
-    egress,
-  })
+  test.agent.create(sandboxRequest({ egress }))
 
 /** Exit code of an HTTP GET from inside the sandbox: 0 reached, anything else blocked. */
 async function curl(sandbox: Sandbox, url: string): Promise<string> {
