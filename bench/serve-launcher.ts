@@ -10,7 +10,7 @@ import {
 } from '../test/support/serve-process.js'
 import { type BenchAgentOptions, benchPrefix, startBenchAgent } from './bench-agent.js'
 
-/** The client settings `<data>/client.env` holds, as the SDK's options take them. */
+/** How the SDK reaches the service: its URLs and client.env's key and domain. */
 export type BenchClient = ClientEnv
 
 /** A `sandbar serve` a bench started, and how to remove it with everything it made. */
@@ -55,7 +55,8 @@ export async function startBenchServe(
   }
   try {
     await waitForServeHealth(child, apiPort)
-    return { client: parseClientEnv(await readFile(`${dataDir}/client.env`, 'utf8')), stop }
+    const text = await readFile(`${dataDir}/client.env`, 'utf8')
+    return { client: parseClientEnv(text, { api: apiPort, proxy: proxyPort }), stop }
   } catch (error) {
     await stop()
     throw error

@@ -2,7 +2,9 @@
 # Installs what Sandbar needs on a fresh Debian/Ubuntu machine with Node.js, as root: Debian
 # packages (the OCI runtimes crun and runc, and runsc from bookworm-backports; nftables and
 # iproute2 for sandbox networks; mmdebstrap for the base template; util-linux for unshare and
-# setpriv; tini as PID 1; busybox-static for the runtime tests' tiny rootfs; PostgreSQL for the
+# setpriv; tini as PID 1; openssl for the proxy's certificate; libnss-myhostname, whose package
+# adds it to nsswitch.conf, so that every program resolves *.localhost, the default sandbox
+# domain, to this machine; busybox-static for the runtime tests' tiny rootfs; PostgreSQL for the
 # store's second backend; the toolchain node-gyp needs for the node-pty, fs-xattr and
 # better-sqlite3 addons, whose C compiler and static libc also build the agent's
 # idmapped-overlay helper; qemu-system-x86 to boot the pure cgroup v2 guest of the cgroup-v2
@@ -22,7 +24,7 @@ not_installed() {
       echo "$package"
   done
 }
-packages=(crun runc nftables iproute2 mmdebstrap util-linux tini busybox-static postgresql python3 make g++)
+packages=(crun runc nftables iproute2 mmdebstrap util-linux tini openssl libnss-myhostname busybox-static postgresql python3 make g++)
 # Installed without recommends: qemu-system-x86 is then 29 packages, 17 MB to download and
 # 81 MB installed, instead of 175 packages and 163 MB (GTK, SDL, audio) the guest never uses.
 lean_packages=(qemu-system-x86)

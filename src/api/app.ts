@@ -14,6 +14,8 @@ import type { SandboxService } from './sandbox-service.js'
 export interface ApiAppOptions {
   store: Store
   service: SandboxService
+  /** The sandbox domain sandboxes are reached under (`<port>-<id>.<domain>`). */
+  domain: string
   logger: Logger
 }
 
@@ -25,7 +27,7 @@ export interface ApiAppOptions {
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /** The E2B REST API (wire contract §1): every error leaves as `{code, message}`. */
-export function createApiApp({ store, service, logger }: ApiAppOptions): Hono {
+export function createApiApp({ store, service, domain, logger }: ApiAppOptions): Hono {
   const app = new Hono()
   // §1.2: health needs no credentials.
   app.get('/health', (c) => c.body(null, 204))
@@ -44,8 +46,8 @@ export function createApiApp({ store, service, logger }: ApiAppOptions): Hono {
   // Metrics first: `/sandboxes/metrics` must not be read as `/sandboxes/{sandboxID}`.
   app.route('/', sandboxMetricsRoutes(service))
   app.route('/', sandboxListRoutes(service))
-  app.route('/', sandboxRoutes(service, logger))
-  app.route('/', sandboxLifecycleRoutes(service))
+  app.route('/', sandboxRoutes(service, domain, logger))
+  app.route('/', sandboxLifecycleRoutes(service, domain))
   app.route('/', sandboxLogRoutes(service))
   app.onError((error, c) => {
     if (error instanceof ApiError) return c.json(error.body(), error.status)

@@ -18,6 +18,8 @@ export interface ControlPlaneOptions extends SandboxServiceConfig {
   store: Store
   agent: Agent
   logger: Logger
+  /** The sandbox domain the proxy serves, returned with every sandbox (§1.3 `domain`). */
+  domain: string
 }
 
 /** The api role (wire contract §1): the REST app, the proxy's directory and the expiry loop. */
@@ -41,7 +43,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
   const expiry = startExpiryLoop(store, service, logger)
   const telemetry = startTelemetryLoop(service.telemetry, logger)
   return {
-    app: createApiApp({ store, service, logger }),
+    app: createApiApp({ store, service, domain: options.domain, logger }),
     directory: sandboxDirectory(store, agent, service),
     close: async () => {
       await Promise.all([expiry.stop(), telemetry.stop()])

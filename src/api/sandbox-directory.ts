@@ -24,6 +24,7 @@ export function sandboxDirectory(
       trafficAccessToken: sandbox.trafficAccessToken ?? undefined,
       envdAccessToken: sandbox.envdAccessToken ?? undefined,
       autoResume: sandbox.lifecycle.autoResume,
+      maskRequestHost: sandbox.network.maskRequestHost,
     }
   }
   return {

@@ -3,8 +3,12 @@ import type { Sandbox } from '../store/index.js'
 /** Deprecated constant returned for old clients that build `<id>-<clientID>` (§1.1). */
 export const CLIENT_ID = '6532622b'
 
-/** Wire contract §1.3 `Sandbox`: the create/connect reply. */
-export function sandboxReply(sandbox: Sandbox) {
+/**
+ * Wire contract §1.3 `Sandbox`: the create/connect reply. `domain` is the service's sandbox
+ * domain: the SDK builds `getHost(port)` and, without `E2B_SANDBOX_URL`, envd's URL from it,
+ * so a user who set no `E2B_DOMAIN` still reaches this service rather than E2B's cloud.
+ */
+export function sandboxReply(sandbox: Sandbox, domain: string) {
   return {
     templateID: sandbox.templateID,
     sandboxID: sandbox.sandboxID,
@@ -13,8 +17,7 @@ export function sandboxReply(sandbox: Sandbox) {
     envdVersion: sandbox.envdVersion,
     envdAccessToken: sandbox.envdAccessToken ?? undefined,
     trafficAccessToken: sandbox.trafficAccessToken,
-    // Only BYOC clusters set a domain (§1.3); null lets the SDK use its own sandbox URL.
-    domain: null,
+    domain,
   }
 }
 
@@ -36,13 +39,13 @@ export function listedSandbox(sandbox: Sandbox) {
   }
 }
 
-/** Wire contract §1.3 `SandboxDetail`. */
-export function sandboxDetail(sandbox: Sandbox) {
+/** Wire contract §1.3 `SandboxDetail`, with the service's domain as in `sandboxReply`. */
+export function sandboxDetail(sandbox: Sandbox, domain: string) {
   return {
     ...listedSandbox(sandbox),
     envdAccessToken: sandbox.envdAccessToken ?? undefined,
     allowInternetAccess: sandbox.allowInternetAccess,
-    domain: null,
+    domain,
     network: sandbox.network,
     lifecycle: { autoResume: sandbox.lifecycle.autoResume, onTimeout: sandbox.lifecycle.onTimeout },
   }

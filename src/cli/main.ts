@@ -6,9 +6,14 @@ const usage = `usage: sandbar <command>
 commands:
   envd [--port N] [--host ADDR]   run the in-sandbox agent (E2B envd) on this host
   serve [--data-dir DIR] [--templates-dir DIR] [--host ADDR] [--api-port N] [--proxy-port N]
-        [--domain D] [--prefix P] [--runtime crun|runc|runsc] [--no-masquerade] [--address-pool CIDR]
-        [--max-sandboxes N] [--max-lifetime-hours N] [--postgres-url URL]
+        [--domain D] [--tls-cert FILE --tls-key FILE] [--prefix P] [--runtime crun|runc|runsc]
+        [--no-masquerade] [--address-pool CIDR] [--max-sandboxes N] [--max-lifetime-hours N]
+        [--postgres-url URL]
                                   run the E2B-compatible service: api, proxy, agent, store
+      --domain D                  what clients put after api. and <port>-<sandboxID>. (E2B_DOMAIN),
+                                  a port may follow; default sandbar.localhost:<proxy port>
+      --tls-cert, --tls-key       a certificate for D and *.D; without them Sandbar makes its own,
+                                  whose authority client.env names in NODE_EXTRA_CA_CERTS
 `
 
 const commands: Record<string, (argv: string[]) => Promise<void>> = {

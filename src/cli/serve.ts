@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { chmod, mkdir } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -9,7 +9,9 @@ import { createAgent, RUNTIME_NAMES, type RuntimeName } from '../agent/index.js'
 import { createControlPlane } from '../api/index.js'
 import { createLogger } from '../logger.js'
 import { createProxy } from '../proxy/index.js'
-import { createStore, loadTokenKey, type Store } from '../store/index.js'
+import { createStore, loadTokenKey } from '../store/index.js'
+import { readyMessage, writeClientEnv } from './client-env.js'
+import { proxyCertificate, sandboxDomain, unresolvableDomainWarning } from './sandbox-domain.js'
 
 /** `sandbar serve` settings, from flags. */
 export interface ServeConfig {
@@ -18,7 +20,11 @@ export interface ServeConfig {
   host: string
   apiPort: number
   proxyPort: number
+  /** What clients append to `api.` and `<port>-<id>.` (sandbox-domain.ts); a port may follow. */
   domain: string
+  /** The operator's certificate and key for `*.<domain>`; Sandbar makes its own without them. */
+  tlsCertFile?: string | undefined
+  tlsKeyFile?: string | undefined
   prefix: string
   /** The OCI runtime new sandboxes run on; each sandbox records its own. */
   runtime: RuntimeName
@@ -42,7 +48,9 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       host: { type: 'string', default: '127.0.0.1' },
       'api-port': { type: 'string', default: '3000' },
       'proxy-port': { type: 'string', default: '3001' },
-      domain: { type: 'string', default: 'localhost' },
+      domain: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
       prefix: { type: 'string', default: 'sb' },
       runtime: { type: 'string', default: 'crun' },
       'no-masquerade': { type: 'boolean', default: false },
@@ -52,13 +60,19 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       'postgres-url': { type: 'string' },
     },
   })
+  if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) {
+    throw new UsageError('--tls-cert and --tls-key go together')
+  }
+  const proxyPort = port(values['proxy-port'])
   return {
     dataDir: path.resolve(values['data-dir']),
     templatesDir: values['templates-dir'],
     host: values.host,
     apiPort: port(values['api-port']),
-    proxyPort: port(values['proxy-port']),
-    domain: values.domain,
+    proxyPort,
+    domain: sandboxDomain(values.domain, proxyPort),
+    tlsCertFile: values['tls-cert'],
+    tlsKeyFile: values['tls-key'],
     prefix: values.prefix,
     runtime: runtimeName(values.runtime),
     masquerade: !values['no-masquerade'],
@@ -105,7 +119,12 @@ export async function runServe(config: ServeConfig): Promise<void> {
       ? { sqlitePath: path.join(config.dataDir, 'sandbar.db'), tokenKey }
       : { postgresUrl: config.postgresUrl, tokenKey },
   )
-  const createdClientEnv = await ensureClientEnv(store, config)
+  const certificate = await proxyCertificate(config.dataDir, config.domain, {
+    certFile: config.tlsCertFile,
+    keyFile: config.tlsKeyFile,
+  })
+  const clientSettings = { domain: config.domain, caFile: certificate.caFile }
+  const clientEnv = await writeClientEnv(store, config.dataDir, clientSettings)
   const agent = await createAgent({
     dataDir: config.dataDir,
     templatesDir: config.templatesDir,
@@ -125,14 +144,25 @@ export async function runServe(config: ServeConfig): Promise<void> {
     logger,
     concurrencyLimit: config.maxSandboxes,
     maxLifetimeHours: config.maxLifetimeHours,
+    domain: config.domain,
   })
-  const api = createServer(getRequestListener(controlPlane.app.fetch))
+  const apiListener = getRequestListener(controlPlane.app.fetch)
+  const api = createServer(apiListener)
   api.listen(config.apiPort, config.host)
   await once(api, 'listening')
-  const proxy = createProxy({ domain: config.domain, directory: controlPlane.directory, logger })
+  const proxy = createProxy({
+    domain: config.domain,
+    directory: controlPlane.directory,
+    logger,
+    tls: certificate,
+    api: apiListener,
+  })
   await proxy.listen(config.proxyPort, config.host)
   logger.info({ port: config.apiPort, host: config.host }, 'api listening')
-  console.log(readyMessage(config, createdClientEnv))
+  const ports = { api: config.apiPort, proxy: config.proxyPort }
+  console.log(readyMessage(config.dataDir, ports, clientSettings, clientEnv))
+  const warning = await unresolvableDomainWarning(config.domain)
+  if (warning !== undefined) console.log(warning)
 
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down')
@@ -160,60 +190,6 @@ export async function runServe(config: ServeConfig): Promise<void> {
 async function makeDataDirPrivate(dataDir: string): Promise<void> {
   await mkdir(dataDir, { recursive: true, mode: 0o711 })
   await chmod(dataDir, 0o711)
-}
-
-/** `<data>/client.env`: the settings a client needs, the API key among them. */
-function clientEnvPath(config: ServeConfig): string {
-  return path.join(config.dataDir, 'client.env')
-}
-
-/**
- * On first start, a team and an API key, written to `<data>/client.env` (0600) for
- * `set -a; . client.env`; later starts keep the file. Returns the file's text when this call
- * created it, which is the one time the key may be printed: service logs keep what a
- * service prints, and the key must not outlive its first showing there.
- */
-async function ensureClientEnv(store: Store, config: ServeConfig): Promise<string | undefined> {
-  const file = clientEnvPath(config)
-  const existing = await readFile(file, 'utf8').catch(() => undefined)
-  if (existing !== undefined) {
-    // The file of an older install, or one copied with looser modes, is root's alone again.
-    await chmod(file, 0o600)
-    return undefined
-  }
-  const { team } = await store.ensureFirstTeam()
-  const { key } = await store.createApiKey(team.id, 'default')
-  const text = [
-    `E2B_API_URL=http://localhost:${config.apiPort}`,
-    `E2B_SANDBOX_URL=http://localhost:${config.proxyPort}`,
-    `E2B_API_KEY=${key}`,
-  ].join('\n')
-  await writeFile(file, `${text}\n`, { mode: 0o600 })
-  await chmod(file, 0o600)
-  return text
-}
-
-/**
- * What a person needs to point the e2b SDK and CLI at this service: the settings themselves
- * when this start created them, else only the file that holds them (readable by root alone).
- */
-function readyMessage(config: ServeConfig, createdClientEnv: string | undefined): string {
-  const file = clientEnvPath(config)
-  const settings =
-    createdClientEnv === undefined
-      ? [`Point the e2b SDK and CLI at it with the settings in ${file}:`]
-      : [
-          'Point the e2b SDK and CLI at it (the API key is shown this once):',
-          ...createdClientEnv.split('\n').map((line) => `  export ${line}`),
-          `or load the same variables from ${file}:`,
-        ]
-  return [
-    `Sandbar is serving the E2B API on port ${config.apiPort} and sandboxes on port ${config.proxyPort}.`,
-    ...settings,
-    `  set -a; . ${file}; set +a`,
-    'then, for example:',
-    `  node -e "require('e2b').Sandbox.create().then(async s => { console.log((await s.commands.run('uname -a')).stdout); await s.kill() })"`,
-  ].join('\n')
 }
 
 function closeServer(server: Server): Promise<void> {

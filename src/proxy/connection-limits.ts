@@ -1,5 +1,4 @@
-import type { Server } from 'node:http'
-import { isIPv6, type Socket } from 'node:net'
+import { isIPv6, type Server, type Socket } from 'node:net'
 
 /** How many client connections the proxy holds at once. */
 export interface ConnectionLimits {

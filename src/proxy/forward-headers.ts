@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
+import type { Socket } from 'node:net'
+import { TLSSocket } from 'node:tls'
 import { ENVD_PORT, TRAFFIC_TOKEN_HEADER } from './proxy-errors.js'
-import type { RouteTarget } from './route-target.js'
+import { hostnameOf, isSharedSandboxHost, type RouteTarget } from './route-target.js'
 
 // Hop-by-hop fields describe one connection, not the message, so a proxy drops them (RFC 9110
 // §7.6.1), together with every field the Connection header names. `Proxy-Connection` and
@@ -43,13 +45,29 @@ export interface ForwardContext {
   target: RouteTarget
   domain: string
   clientAddress: string | undefined
+  /** Whether the client reached the proxy over TLS. */
+  tls: boolean
+  /** The sandbox's `network.maskRequestHost`, if it set one. */
+  maskRequestHost?: string | undefined
 }
+
+/** Whether a client socket is a TLS connection the proxy terminated. */
+export function isTls(socket: Socket): boolean {
+  return socket instanceof TLSSocket
+}
+
+// The placeholder in `maskRequestHost` that stands for the port the request was for (§4.6):
+// literal text, not a template.
+// biome-ignore lint/suspicious/noTemplateCurlyInString: E2B's placeholder syntax
+const PORT_PLACEHOLDER = '${PORT}'
 
 /**
  * The headers sent upstream. `Host` is kept as the client sent it, because that is what
  * E2B's proxy forwards and what user services (dev servers checking allowed hosts, apps building
  * absolute URLs) see on E2B; a request routed through the shared `sandbox.<domain>` host gets
  * `<port>-<sandboxID>.<domain>` instead, as E2B's client-proxy rewrites it (wire contract §4.6).
+ * A sandbox created with `network.maskRequestHost` gets that host on its user ports, for dev
+ * servers that answer only their allowed hosts (Vite, webpack); envd's port keeps the real one.
  * `X-Forwarded-For` gains the client address; `X-Forwarded-Host` and `-Proto` keep a value
  * set by a load balancer in front, else describe this hop. Sandbar's credentials are dropped.
  */
@@ -61,14 +79,18 @@ export function upstreamHeaders(
   for (const name of SANDBAR_CREDENTIALS) delete out[name]
   if (!ENVD_TOKEN_PORTS.has(context.target.port)) delete out[ENVD_TOKEN_HEADER]
   const host = headers.host ?? ''
-  if (context.target.viaHeaders && host.toLowerCase().startsWith(`sandbox.${context.domain}`)) {
-    out.host = `${context.target.port}-${context.target.sandboxID}.${context.domain}`
+  const { port, sandboxID } = context.target
+  if (context.target.viaHeaders && isSharedSandboxHost(hostnameOf(host), context.domain)) {
+    out.host = `${port}-${sandboxID}.${context.domain}`
+  }
+  if (context.maskRequestHost !== undefined && port !== ENVD_PORT) {
+    out.host = context.maskRequestHost.replaceAll(PORT_PLACEHOLDER, String(port))
   }
   const client = context.clientAddress ?? ''
   const prior = headers['x-forwarded-for']
   out['x-forwarded-for'] = prior === undefined || prior === '' ? client : `${prior}, ${client}`
   out['x-forwarded-host'] = headers['x-forwarded-host'] ?? host
-  out['x-forwarded-proto'] = headers['x-forwarded-proto'] ?? 'http'
+  out['x-forwarded-proto'] = headers['x-forwarded-proto'] ?? (context.tls ? 'https' : 'http')
   return out
 }
 

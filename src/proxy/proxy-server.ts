@@ -8,27 +8,17 @@ import {
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import type { Logger } from '../logger.js'
 import { browserPage, isBrowserNavigation } from './browser-page.js'
-import {
-  type ConnectionLimits,
-  DEFAULT_CONNECTION_LIMITS,
-  limitConnections,
-} from './connection-limits.js'
-import { endToEndHeaders, upstreamHeaders } from './forward-headers.js'
-import type { SandboxDirectory } from './index.js'
+import { endToEndHeaders, isTls, upstreamHeaders } from './forward-headers.js'
+import type { ProxyOptions } from './index.js'
 import { asProxyError, type ProxyError, proxyErrors } from './proxy-errors.js'
+import { hostnameOf } from './route-target.js'
 import { type Admission, SandboxGate } from './sandbox-gate.js'
 import { tunnelUpgrade } from './upgrade-tunnel.js'
 import { openUpstream } from './upstream-request.js'
 
-/** What the proxy server needs. */
-export interface ProxyServerOptions {
-  domain: string
-  directory: SandboxDirectory
-  logger: Logger
-  connectionLimits?: ConnectionLimits | undefined
-}
+/** What the proxy server needs: the connection limits and TLS belong to its port. */
+export type ProxyServerOptions = Pick<ProxyOptions, 'domain' | 'directory' | 'logger' | 'api'>
 
 // Idle keep-alive connections outlive GCP's 600 s load-balancer timeout, as E2B's proxies do
 // (wire contract §4.6 "Idle timeouts 610/620 s"); the connection caps bound what they hold.
@@ -38,7 +28,7 @@ const KEEP_ALIVE_MS = 620_000
 // request at once, and its headers are one packet; only a connection held open for its own
 // sake (or a slowloris trickle) waits that long. A browser whose speculative connection is
 // closed unused simply opens another.
-const HEADERS_MS = 20_000
+export const SILENCE_MS = 20_000
 // Receiving one whole request, body included, may take an hour: the SDK uploads a file as one
 // body, and 4 GiB over a 10 Mbit/s uplink takes 57 minutes. Answers are not limited (a Connect
 // server stream or a download lasts as long as it lasts, envd has no write timeout, §3.1), and
@@ -54,17 +44,21 @@ const TIMEOUT_CHECK_MS = 2_000
  */
 export function createProxyServer(options: ProxyServerOptions): { server: Server; agent: Agent } {
   const gate = new SandboxGate(options.directory, options.domain, options.logger)
+  const apiHost = `api.${hostnameOf(options.domain)}`
   const agent = new Agent({ keepAlive: true, keepAliveMsecs: 30_000 })
   const server = createServer({
-    headersTimeout: HEADERS_MS,
+    headersTimeout: SILENCE_MS,
     requestTimeout: REQUEST_MS,
     keepAliveTimeout: KEEP_ALIVE_MS,
     connectionsCheckingInterval: TIMEOUT_CHECK_MS,
   })
-  limitConnections(server, options.connectionLimits ?? DEFAULT_CONNECTION_LIMITS)
-  closeSilentConnections(server, HEADERS_MS)
+  closeSilentConnections(server, SILENCE_MS)
   const context = { gate, agent, options }
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (options.api !== undefined && hostnameOf(req.headers.host ?? '') === apiHost) {
+      options.api(req, res)
+      return
+    }
     handleRequest(context, req, res).catch((error: unknown) => {
       options.logger.error({ err: error }, 'proxy request failed')
       res.destroy()
@@ -124,6 +118,8 @@ async function forward(
     target,
     domain: context.options.domain,
     clientAddress: req.socket.remoteAddress,
+    tls: isTls(req.socket),
+    maskRequestHost: sandbox.maskRequestHost,
   })
   let upstream: Awaited<ReturnType<typeof openUpstream>>
   try {

@@ -53,11 +53,12 @@ export function hostnameOf(host: string): string {
 }
 
 function acceptsHeaders(hostname: string, domain: string): boolean {
-  return (
-    hostname === 'localhost' ||
-    isIP(hostname) !== 0 ||
-    hostname === `sandbox.${domain.toLowerCase()}`
-  )
+  return hostname === 'localhost' || isIP(hostname) !== 0 || isSharedSandboxHost(hostname, domain)
+}
+
+/** Whether `hostname` is `sandbox.<domain>`, the host every sandbox shares (§4.6); `domain` may carry a port. */
+export function isSharedSandboxHost(hostname: string, domain: string): boolean {
+  return hostname === `sandbox.${hostnameOf(domain)}`
 }
 
 // `<port>-<sandboxID>[-<clientID>].<domain>`: the left-most label split on `-`; part 0 is the

@@ -2,7 +2,7 @@ import type { Agent, IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { Logger } from '../logger.js'
-import { upstreamHeaders } from './forward-headers.js'
+import { isTls, upstreamHeaders } from './forward-headers.js'
 import { asProxyError, type ProxyError, proxyErrors, rawResponse } from './proxy-errors.js'
 import type { Admission, SandboxGate } from './sandbox-gate.js'
 import { openUpstream } from './upstream-request.js'
@@ -46,6 +46,8 @@ async function connectUpgrade(
     target,
     domain: context.domain,
     clientAddress: req.socket.remoteAddress,
+    tls: isTls(req.socket),
+    maskRequestHost: sandbox.maskRequestHost,
   })
   // The upgrade itself is hop-by-hop, so it is restated for the upstream hop.
   headers.connection = 'Upgrade'

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { clientEnvVariables } from '../support/serve-process.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
 const run = promisify(execFile)
@@ -16,14 +17,13 @@ afterAll(async () => {
   expect(await serve?.stop()).toEqual([])
 })
 
-/** The official `e2b` CLI (package @e2b/cli), configured the way client.env configures users. */
+/** The official `e2b` CLI (package @e2b/cli), configured by client.env alone, as users do. */
 async function e2b(...args: string[]): Promise<string> {
   const { stdout } = await run('node_modules/.bin/e2b', args, {
     env: {
-      ...process.env,
-      E2B_API_URL: serve.client.apiUrl,
-      E2B_SANDBOX_URL: serve.client.sandboxUrl,
-      E2B_API_KEY: serve.client.apiKey,
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...clientEnvVariables(serve.clientEnvText),
     },
     timeout: 60_000,
   })

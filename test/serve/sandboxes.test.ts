@@ -25,12 +25,6 @@ async function eventually(check: () => Promise<boolean>, timeoutMs: number): Pro
 }
 
 describe('sandbar serve', () => {
-  it('writes client.env with the three variables', () => {
-    expect(serve.clientEnvText).toMatch(
-      /^E2B_API_URL=http:\/\/localhost:\d+\nE2B_SANDBOX_URL=http:\/\/localhost:\d+\nE2B_API_KEY=e2b_[0-9a-f]{40}\n$/,
-    )
-  })
-
   it('prints how to point the SDK at it', async () => {
     await expect.poll(() => serve.output(), { timeout: 5_000 }).toContain('set -a; . ')
     const printed = serve.output()

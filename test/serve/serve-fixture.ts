@@ -119,7 +119,7 @@ export async function startServe(extraArgs: string[] = []): Promise<ServeInstanc
       return serve.child.pid
     }
     return {
-      client: parseClientEnv(clientEnvText),
+      client: parseClientEnv(clientEnvText, { api: apiPort, proxy: proxyPort }),
       clientEnvText,
       dataDir,
       prefix,

@@ -3,29 +3,41 @@ import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 
-/** What `<data>/client.env` tells a client, as the SDK's options take it. */
+/**
+ * How the SDK reaches a `sandbar serve`, as its options take it: the API and the proxy by URL
+ * (`E2B_API_URL`/`E2B_SANDBOX_URL`, the explicit set-up README documents beside client.env's
+ * domain), and client.env's key and domain.
+ */
 export interface ClientEnv {
   apiUrl: string
   sandboxUrl: string
   apiKey: string
+  domain: string
 }
 
-/** Reads the three variables `sandbar serve` writes to `<data>/client.env`. */
-export function parseClientEnv(text: string): ClientEnv {
-  const values = new Map<string, string>()
+/** The variables of a client.env file, by name. */
+export function clientEnvVariables(text: string): Record<string, string> {
+  const values: Record<string, string> = {}
   for (const line of text.split('\n')) {
     const at = line.indexOf('=')
-    if (at > 0) values.set(line.slice(0, at), line.slice(at + 1))
+    if (at > 0) values[line.slice(0, at)] = line.slice(at + 1)
   }
+  return values
+}
+
+/** The SDK options for a service on `ports` whose client.env is `text`. */
+export function parseClientEnv(text: string, ports: { api: number; proxy: number }): ClientEnv {
+  const values = clientEnvVariables(text)
   const get = (name: string) => {
-    const value = values.get(name)
+    const value = values[name]
     if (value === undefined) throw new Error(`client.env has no ${name}`)
     return value
   }
   return {
-    apiUrl: get('E2B_API_URL'),
-    sandboxUrl: get('E2B_SANDBOX_URL'),
+    apiUrl: `http://localhost:${ports.api}`,
+    sandboxUrl: `http://localhost:${ports.proxy}`,
     apiKey: get('E2B_API_KEY'),
+    domain: get('E2B_DOMAIN'),
   }
 }
 

@@ -19,8 +19,11 @@ const CONNECT_DEFAULT_TIMEOUT_S = 300
 /** §1.3 ResumedSandbox: `timeout` default 15 s. */
 const RESUME_DEFAULT_TIMEOUT_S = 15
 
-/** The state and TTL routes of wire contract §1.2 and §1.4: pause, resume, connect, timeouts. */
-export function sandboxLifecycleRoutes(service: SandboxService) {
+/**
+ * The state and TTL routes of wire contract §1.2 and §1.4: pause, resume, connect, timeouts.
+ * `domain` is the sandbox domain the replies carry (sandbox-views.ts).
+ */
+export function sandboxLifecycleRoutes(service: SandboxService, domain: string) {
   const app = new Hono<AuthEnv>()
 
   app.post('/sandboxes/:sandboxID/pause', jsonBody(pauseSchema), async (c) => {
@@ -65,13 +68,13 @@ export function sandboxLifecycleRoutes(service: SandboxService) {
       sandboxID,
       timeout ?? RESUME_DEFAULT_TIMEOUT_S,
     )
-    return c.json(sandboxReply(sandbox), 201)
+    return c.json(sandboxReply(sandbox, domain), 201)
   })
 
   /** §1.2: 200 when it was running, 201 when it was resumed. */
   async function connectReply(team: Team, param: string, timeoutS: number) {
     const { sandbox, resumed } = await service.connect(team, sandboxIDFromPath(param), timeoutS)
-    return Response.json(sandboxReply(sandbox), { status: resumed ? 201 : 200 })
+    return Response.json(sandboxReply(sandbox, domain), { status: resumed ? 201 : 200 })
   }
 
   return app

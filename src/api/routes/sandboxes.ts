@@ -7,23 +7,26 @@ import { sandboxDetail, sandboxReply } from '../sandbox-views.js'
 import { networkUpdateSchema, newSandboxSchema } from '../schemas/sandbox-requests.js'
 import { jsonBody } from '../schemas/validate.js'
 
-/** The sandbox resource routes of wire contract §1.2: create, get, delete, network. */
-export function sandboxRoutes(service: SandboxService, logger: Logger) {
+/**
+ * The sandbox resource routes of wire contract §1.2: create, get, delete, network. `domain` is
+ * the sandbox domain the replies carry (sandbox-views.ts).
+ */
+export function sandboxRoutes(service: SandboxService, domain: string, logger: Logger) {
   const app = new Hono<AuthEnv>()
 
   app.post('/sandboxes', jsonBody(newSandboxSchema), async (c) => {
     const sandbox = await service.create(c.get('team'), c.req.valid('json'), 'v1')
-    return c.json(sandboxReply(sandbox), 201)
+    return c.json(sandboxReply(sandbox, domain), 201)
   })
 
   app.post('/v2/sandboxes', jsonBody(newSandboxSchema), async (c) => {
     const sandbox = await service.create(c.get('team'), c.req.valid('json'), 'v2')
-    return c.json(sandboxReply(sandbox), 201)
+    return c.json(sandboxReply(sandbox, domain), 201)
   })
 
   app.get('/sandboxes/:sandboxID', async (c) => {
     const sandbox = await service.get(c.get('team'), sandboxIDFromPath(c.req.param('sandboxID')))
-    return c.json(sandboxDetail(sandbox))
+    return c.json(sandboxDetail(sandbox, domain))
   })
 
   app.delete('/sandboxes/:sandboxID', async (c) => {

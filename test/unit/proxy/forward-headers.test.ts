@@ -25,7 +25,7 @@ describe('upstreamHeaders', () => {
     expect(
       upstreamHeaders(
         { host: 'localhost:3001', 'e2b-sandbox-id': 'isbx' },
-        { target, domain: 'sandbar.test', clientAddress: '127.0.0.1' },
+        { target, domain: 'sandbar.test', clientAddress: '127.0.0.1', tls: false },
       ),
     ).toEqual({
       host: 'localhost:3001',
@@ -44,7 +44,7 @@ describe('upstreamHeaders', () => {
         'x-forwarded-proto': 'https',
         'x-forwarded-host': 'sandbox.sandbar.test',
       },
-      { target, domain: 'sandbar.test', clientAddress: '10.0.0.1' },
+      { target, domain: 'sandbar.test', clientAddress: '10.0.0.1', tls: false },
     )
     expect(out).toMatchObject({
       host: '8080-isbx.sandbar.test',
@@ -52,6 +52,41 @@ describe('upstreamHeaders', () => {
       'x-forwarded-proto': 'https',
       'x-forwarded-host': 'sandbox.sandbar.test',
     })
+  })
+})
+
+describe('upstreamHeaders on a domain with a port, over TLS', () => {
+  const context = { domain: 'sandbar.localhost:3001', clientAddress: '127.0.0.1', tls: true }
+
+  it('rewrites the shared sandbox host keeping the port, and says https', () => {
+    const out = upstreamHeaders({ host: 'sandbox.sandbar.localhost:3001' }, { ...context, target })
+    expect(out).toMatchObject({
+      host: '8080-isbx.sandbar.localhost:3001',
+      'x-forwarded-host': 'sandbox.sandbar.localhost:3001',
+      'x-forwarded-proto': 'https',
+    })
+  })
+})
+
+describe('upstreamHeaders with maskRequestHost', () => {
+  const context = { domain: 'sandbar.test', clientAddress: '127.0.0.1', tls: false }
+  const host = '5173-isbx.sandbar.test'
+
+  it('replaces Host on a user port, with the port filled in, and keeps the real one forwarded', () => {
+    const out = upstreamHeaders(
+      { host },
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: E2B's placeholder, not a template
+      { ...context, target: { ...target, port: 5173 }, maskRequestHost: 'localhost:${PORT}' },
+    )
+    expect(out).toMatchObject({ host: 'localhost:5173', 'x-forwarded-host': host })
+  })
+
+  it("leaves envd's port its real Host", () => {
+    const out = upstreamHeaders(
+      { host },
+      { ...context, target: { ...target, port: 49983 }, maskRequestHost: 'localhost' },
+    )
+    expect(out.host).toBe(host)
   })
 })
 
@@ -63,7 +98,7 @@ describe("upstreamHeaders and Sandbar's credentials", () => {
     'e2b-traffic-access-token': 'traffic',
     authorization: 'Basic dXNlcjo=',
   }
-  const context = { domain: 'sandbar.test', clientAddress: '127.0.0.1' }
+  const context = { domain: 'sandbar.test', clientAddress: '127.0.0.1', tls: false }
 
   it('drops the API key, the traffic token and the envd token on a user port', () => {
     const out = upstreamHeaders(sent, { ...context, target })
