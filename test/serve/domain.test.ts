@@ -24,6 +24,10 @@ interface DomainClientReport {
   sandboxId: string
   host: string
   user: string
+  failure: { name: string; exitCode: number } | string
+  listed: string[]
+  running: boolean
+  runningAfterKill: boolean
   download: { url: string; status: number; body: string }
   upload: { url: string; status: number }
   uploaded: string
@@ -67,7 +71,14 @@ describe.each(['e2b', 'e2b-oldest', 'e2b-v1'])('%s with only client.env', (sdk) 
     const domain = clientEnvVariables(serve.clientEnvText).E2B_DOMAIN
     expect(report.host).toBe(`8000-${report.sandboxId}.${domain}`)
     expect(report.connectedHost).toBe(report.host)
+  })
+
+  it('runs commands, lists files, sets the timeout and kills', () => {
     expect(report.user).toBe('user')
+    expect(report.failure).toEqual({ name: 'CommandExitError', exitCode: 3 })
+    expect(report.listed).toContain('note.txt')
+    expect(report.running).toBe(true)
+    expect(report.runningAfterKill).toBe(false)
   })
 
   it('serves getHost() to curl over plain HTTP and over HTTPS', () => {

@@ -12,7 +12,14 @@ const sandbox = await Sandbox.create()
 const report = { sandboxId: sandbox.sandboxId, host: sandbox.getHost(8000) }
 try {
   report.user = (await sandbox.commands.run('id -un')).stdout.trim()
+  report.failure = await sandbox.commands.run('exit 3').then(
+    () => 'no error',
+    (error) => ({ name: error.name, exitCode: error.exitCode }),
+  )
   await sandbox.files.write('/home/user/note.txt', 'written through the SDK')
+  report.listed = (await sandbox.files.list('/home/user')).map((entry) => entry.name)
+  await sandbox.setTimeout(120_000)
+  report.running = await sandbox.isRunning()
 
   const downloadUrl = await sandbox.downloadUrl('/home/user/note.txt')
   const download = await fetch(downloadUrl)
@@ -40,4 +47,5 @@ try {
 } finally {
   await sandbox.kill()
 }
+report.runningAfterKill = await sandbox.isRunning()
 console.log(JSON.stringify(report))
