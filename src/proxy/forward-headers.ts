@@ -70,6 +70,7 @@ const PORT_PLACEHOLDER = '${PORT}'
  * servers that answer only their allowed hosts (Vite, webpack); envd's port keeps the real one.
  * `X-Forwarded-For` gains the client address; `X-Forwarded-Host` and `-Proto` keep a value
  * set by a load balancer in front, else describe this hop. Sandbar's credentials are dropped.
+ * Names leave in Go's canonical form.
  */
 export function upstreamHeaders(
   headers: IncomingHttpHeaders,
@@ -91,7 +92,25 @@ export function upstreamHeaders(
   out['x-forwarded-for'] = prior === undefined || prior === '' ? client : `${prior}, ${client}`
   out['x-forwarded-host'] = headers['x-forwarded-host'] ?? host
   out['x-forwarded-proto'] = headers['x-forwarded-proto'] ?? (context.tls ? 'https' : 'http')
-  return out
+  return canonicalNames(out)
+}
+
+/**
+ * The headers under the names Go writes (`Host`, `X-Forwarded-For`): E2B's proxy is Go's, and
+ * a sandbox service reading its request raw (a `nc -l` in the SDK's own tests) sees the same
+ * bytes behind Sandbar. Names are case-insensitive to every HTTP parser, so nothing else changes.
+ */
+function canonicalNames(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
+  const named: OutgoingHttpHeaders = {}
+  for (const [name, value] of Object.entries(headers)) named[canonicalName(name)] = value
+  return named
+}
+
+/** Go's `CanonicalMIMEHeaderKey`: upper case first and after each `-`, lower case elsewhere. */
+export function canonicalName(name: string): string {
+  return name.toLowerCase().replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => {
+    return dash + letter.toUpperCase()
+  })
 }
 
 function connectionTokens(value: string | undefined): Set<string> {

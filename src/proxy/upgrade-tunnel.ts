@@ -50,8 +50,8 @@ async function connectUpgrade(
     maskRequestHost: sandbox.maskRequestHost,
   })
   // The upgrade itself is hop-by-hop, so it is restated for the upstream hop.
-  headers.connection = 'Upgrade'
-  headers.upgrade = req.headers.upgrade
+  headers.Connection = 'Upgrade'
+  headers.Upgrade = req.headers.upgrade
   const portClosed = proxyErrors.portClosed(sandbox.sandboxID, target.port)
   let upstream: Awaited<ReturnType<typeof openUpstream>>
   try {

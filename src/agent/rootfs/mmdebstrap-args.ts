@@ -9,6 +9,8 @@ export interface DebianRecipe {
 /** The `base` template's packages (issue 3, "The base template"); `passwd` comes with minbase. */
 export const BASE_PACKAGES: readonly string[] = [
   'python3',
+  // `python` as E2B's base has it: the SDK's docs and tests run `python -m http.server`.
+  'python-is-python3',
   'python3-pip',
   'nodejs',
   'npm',

@@ -32,7 +32,8 @@ try {
   report.upload = { url: uploadUrl, status: upload.status }
   report.uploaded = await sandbox.files.read('/home/user/uploaded.txt')
 
-  await sandbox.commands.run('python3 -m http.server 8000 --directory /etc', { background: true })
+  // `python`, as E2B's docs write it, not only python3.
+  await sandbox.commands.run('python -m http.server 8000 --directory /etc', { background: true })
   // curl retries the proxy's 502 while the server starts; a browser on this machine uses http.
   const curl = async (url, ...flags) =>
     (await run('curl', ['-sS', '--retry', '20', '--retry-delay', '1', ...flags, url])).stdout

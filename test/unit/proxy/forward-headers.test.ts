@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { endToEndHeaders, upstreamHeaders } from '../../../src/proxy/forward-headers.js'
+import {
+  canonicalName,
+  endToEndHeaders,
+  upstreamHeaders,
+} from '../../../src/proxy/forward-headers.js'
 
 const target = { sandboxID: 'isbx', port: 8080, viaHeaders: true }
 
@@ -28,11 +32,11 @@ describe('upstreamHeaders', () => {
         { target, domain: 'sandbar.test', clientAddress: '127.0.0.1', tls: false },
       ),
     ).toEqual({
-      host: 'localhost:3001',
-      'e2b-sandbox-id': 'isbx',
-      'x-forwarded-for': '127.0.0.1',
-      'x-forwarded-host': 'localhost:3001',
-      'x-forwarded-proto': 'http',
+      Host: 'localhost:3001',
+      'E2b-Sandbox-Id': 'isbx',
+      'X-Forwarded-For': '127.0.0.1',
+      'X-Forwarded-Host': 'localhost:3001',
+      'X-Forwarded-Proto': 'http',
     })
   })
 
@@ -47,10 +51,10 @@ describe('upstreamHeaders', () => {
       { target, domain: 'sandbar.test', clientAddress: '10.0.0.1', tls: false },
     )
     expect(out).toMatchObject({
-      host: '8080-isbx.sandbar.test',
-      'x-forwarded-for': '1.2.3.4, 10.0.0.1',
-      'x-forwarded-proto': 'https',
-      'x-forwarded-host': 'sandbox.sandbar.test',
+      Host: '8080-isbx.sandbar.test',
+      'X-Forwarded-For': '1.2.3.4, 10.0.0.1',
+      'X-Forwarded-Proto': 'https',
+      'X-Forwarded-Host': 'sandbox.sandbar.test',
     })
   })
 })
@@ -61,9 +65,9 @@ describe('upstreamHeaders on a domain with a port, over TLS', () => {
   it('rewrites the shared sandbox host keeping the port, and says https', () => {
     const out = upstreamHeaders({ host: 'sandbox.sandbar.localhost:3001' }, { ...context, target })
     expect(out).toMatchObject({
-      host: '8080-isbx.sandbar.localhost:3001',
-      'x-forwarded-host': 'sandbox.sandbar.localhost:3001',
-      'x-forwarded-proto': 'https',
+      Host: '8080-isbx.sandbar.localhost:3001',
+      'X-Forwarded-Host': 'sandbox.sandbar.localhost:3001',
+      'X-Forwarded-Proto': 'https',
     })
   })
 })
@@ -78,7 +82,7 @@ describe('upstreamHeaders with maskRequestHost', () => {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: E2B's placeholder, not a template
       { ...context, target: { ...target, port: 5173 }, maskRequestHost: 'localhost:${PORT}' },
     )
-    expect(out).toMatchObject({ host: 'localhost:5173', 'x-forwarded-host': host })
+    expect(out).toMatchObject({ Host: 'localhost:5173', 'X-Forwarded-Host': host })
   })
 
   it("leaves envd's port its real Host", () => {
@@ -86,7 +90,7 @@ describe('upstreamHeaders with maskRequestHost', () => {
       { host },
       { ...context, target: { ...target, port: 49983 }, maskRequestHost: 'localhost' },
     )
-    expect(out.host).toBe(host)
+    expect(out.Host).toBe(host)
   })
 })
 
@@ -103,11 +107,11 @@ describe("upstreamHeaders and Sandbar's credentials", () => {
   it('drops the API key, the traffic token and the envd token on a user port', () => {
     const out = upstreamHeaders(sent, { ...context, target })
     expect(Object.keys(out).sort()).toEqual([
-      'authorization',
-      'host',
-      'x-forwarded-for',
-      'x-forwarded-host',
-      'x-forwarded-proto',
+      'Authorization',
+      'Host',
+      'X-Forwarded-For',
+      'X-Forwarded-Host',
+      'X-Forwarded-Proto',
     ])
   })
 
@@ -116,11 +120,24 @@ describe("upstreamHeaders and Sandbar's credentials", () => {
     (port) => {
       const out = upstreamHeaders(sent, { ...context, target: { ...target, port } })
       expect(out).toMatchObject({
-        'x-access-token': 'envd-token',
-        authorization: 'Basic dXNlcjo=',
+        'X-Access-Token': 'envd-token',
+        Authorization: 'Basic dXNlcjo=',
       })
-      expect(out).not.toHaveProperty('x-api-key')
-      expect(out).not.toHaveProperty('e2b-traffic-access-token')
+      expect(Object.keys(out).map((name) => name.toLowerCase())).not.toContain('x-api-key')
+      expect(Object.keys(out).map((name) => name.toLowerCase())).not.toContain(
+        'e2b-traffic-access-token',
+      )
     },
   )
+})
+
+describe('canonicalName', () => {
+  it.each([
+    ['host', 'Host'],
+    ['x-forwarded-for', 'X-Forwarded-For'],
+    ['E2B-SANDBOX-ID', 'E2b-Sandbox-Id'],
+    ['content-md5', 'Content-Md5'],
+  ])('writes %s as Go does: %s', (name, expected) => {
+    expect(canonicalName(name)).toBe(expected)
+  })
 })

@@ -14,7 +14,7 @@ describe('mmdebstrapArgs', () => {
       '--mode=root',
       '--format=directory',
       '--verbose',
-      '--include=python3,python3-pip,nodejs,npm,git,curl,ca-certificates,sudo,procps,iproute2',
+      '--include=python3,python-is-python3,python3-pip,nodejs,npm,git,curl,ca-certificates,sudo,procps,iproute2',
       'bookworm',
       '/d/t',
       ...sources,
