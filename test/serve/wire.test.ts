@@ -81,10 +81,16 @@ describe('v1 create, legacy IDs, pause and connect', () => {
       clientID: '6532622b',
       envdVersion: '0.6.13',
       trafficAccessToken: null,
-      domain: null,
+      // The service's own domain, which the SDK builds getHost() from (E2B sets it for BYOC).
+      domain: serve.client.domain,
     })
     const detail = await call('GET', `/sandboxes/${id}-6532622b`)
-    expect(detail.body).toMatchObject({ sandboxID: id, state: 'running', clientID: '6532622b' })
+    expect(detail.body).toMatchObject({
+      sandboxID: id,
+      state: 'running',
+      clientID: '6532622b',
+      domain: serve.client.domain,
+    })
 
     expect((await call('POST', `/sandboxes/${id}/connect`, {})).status).toBe(400)
     expect((await call('POST', `/sandboxes/${id}/connect`, { timeout: 30 })).status).toBe(200)
