@@ -24,7 +24,8 @@ type Fail = (error: unknown, subject: string) => ConnectError
 /**
  * envd's `filesystem.Filesystem` service (wire contract §3.4). envd runs as root and acts for
  * the request user: every filesystem call runs with that user's credentials (`asUser`), so
- * the kernel checks it and what it creates belongs to the user.
+ * the kernel checks it and what it creates belongs to the user. Only directories the kernel
+ * denies the user creating are made by root for the user, as E2B's envd does (`root-create.ts`).
  */
 export function createFilesystemService(ctx: EnvdContext): FilesystemImpl {
   const fail: Fail = (error, subject) => {
@@ -82,8 +83,14 @@ function changeHandlers(
       try {
         return { entry: asUser(user, () => makeDir(dir, names)) }
       } catch (error) {
+        if (!mayCreateAsRoot(user, error)) throw fail(error, dir)
         // Denied to the user, created by root as E2B's envd does, never through a symlink.
-        const entry = mayCreateAsRoot(user, error) ? makeDirAsRoot(dir, user, names) : undefined
+        let entry: EntryInfo | undefined
+        try {
+          entry = makeDirAsRoot(dir, user, names)
+        } catch (rootError) {
+          throw fail(rootError, dir)
+        }
         if (entry === undefined) throw fail(error, dir)
         return { entry }
       }
@@ -176,7 +183,6 @@ function watchHandlers(
   }
 }
 
-/** What `look` finds, or undefined when nothing is there; other failures become Connect errors. */
 /** MakeDir with the caller's credentials: `dir` and its missing parents, which must be new. */
 function makeDir(dir: string, names: OwnerNames): EntryInfo {
   let existing: Stats | undefined
@@ -214,6 +220,7 @@ function makeDirAsRoot(dir: string, user: OsUser, names: OwnerNames): EntryInfo 
   }
 }
 
+/** What `look` finds, or undefined when nothing is there; other failures become Connect errors. */
 function existingOrUndefined<T>(look: () => T, fail: Fail, target: string): T | undefined {
   try {
     return look()
