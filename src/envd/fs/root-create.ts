@@ -38,7 +38,7 @@ export interface HeldDirectory {
   self: string
   /** Directories created on the way, outermost first, as paths through their parents. */
   created: string[]
-  /** Closes the descriptors; `entry`, `self` and `created` name nothing afterwards. */
+  /** Closes the descriptors (again: nothing); `entry`, `self` and `created` name nothing then. */
   release(): void
 }
 
@@ -55,8 +55,9 @@ export function holdDirectory(dir: string, owner: Credentials): HeldDirectory | 
   const fds = [openSync('/', DIRECTORY_NO_FOLLOW)]
   const created: string[] = []
   let self = '/'
+  // Once only: a discard may follow a failed commit, and a closed number may be reused.
   const release = (): void => {
-    for (const fd of fds) closeSync(fd)
+    for (const fd of fds.splice(0)) closeSync(fd)
   }
   try {
     for (const name of path.resolve(dir).split(path.sep).filter(Boolean)) {
