@@ -41,3 +41,8 @@ export function asUser<T>(user: Credentials, work: () => T): T {
     switcher.setgroups(switcher.groups)
   }
 }
+
+/** Whether `asUser` switches credentials for `user`: envd is root and `user` is not. */
+export function switchesFor(user: Credentials): boolean {
+  return user.uid !== 0 && switcher !== undefined
+}

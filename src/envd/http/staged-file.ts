@@ -15,9 +15,10 @@ import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { deniedAs } from '../fs/access-check.js'
-import { asUser } from '../fs/as-user.js'
+import { asUser, type Credentials } from '../fs/as-user.js'
 import { errnoCode } from '../fs/errno-code.js'
 import { makeDirs, removeDirs } from '../fs/make-dirs.js'
+import { createFile, entryExists, holdDirectory, mayCreateAsRoot, ROOT } from '../fs/root-create.js'
 import { UPLOAD_STAGING_PREFIX } from '../fs/upload-staging.js'
 import { replaceMetadata } from '../fs/xattr-metadata.js'
 import type { OsUser } from '../users.js'
@@ -48,8 +49,10 @@ export interface StagedFile {
  * A symlink at `target` is followed, as `open(2)` would.
  *
  * Every path-based step runs with the user's credentials (`asUser`), so the kernel decides
- * each: the user must be able to write an existing file and to create and rename in its
- * directory, along a path the user may search. The bytes stream through the open descriptor.
+ * each: the user must be able to write an existing file, along a path the user may search.
+ * Where the kernel denies the user only creating the file or its parents, root creates them
+ * for the user as E2B's envd does, never through a symlink (`openStagingAsRoot`). The bytes
+ * stream through the open descriptor.
  */
 export async function stageFile(
   target: string,
@@ -57,16 +60,10 @@ export async function stageFile(
   content: Readable,
   metadata: Record<string, string>,
 ): Promise<StagedFile> {
-  const staging = asUser(user, () => {
-    try {
-      return openStaging(target)
-    } catch (error) {
-      throw deniedAs(error, target, 'write')
-    }
-  })
-  const { temp, destination, createdDirs } = staging
+  const staging = openStaging(target, user)
+  const { temp, destination, createdDirs, actor } = staging
   const discard = (): void => {
-    asUser(user, () => {
+    asUser(actor, () => {
       try {
         unlinkSync(temp)
       } catch {
@@ -74,28 +71,55 @@ export async function stageFile(
       }
       removeDirs(createdDirs)
     })
+    staging.release()
   }
   try {
     await pipeline(
       content,
       createWriteStream('', { fd: staging.fd, highWaterMark: WRITE_BUFFER_BYTES }),
     )
-    asUser(user, () => storeMetadata(temp, metadata, target))
+    asUser(actor, () => storeMetadata(temp, metadata, target))
   } catch (error) {
     content.destroy()
     discard()
     throw error
   }
   return {
-    commit: () =>
-      asUser(user, () => {
-        try {
-          renameSync(temp, destination)
-        } catch (error) {
-          throw httpErrorFromFsError(deniedAs(error, target, 'write'), target)
-        }
-      }),
+    commit: () => {
+      try {
+        asUser(actor, () => renameSync(temp, destination))
+      } catch (error) {
+        throw httpErrorFromFsError(deniedAs(error, target, 'write'), target)
+      } finally {
+        staging.release()
+      }
+    },
     discard,
+  }
+}
+
+/** An open temporary file, and whose credentials its later steps (rename, removal) use. */
+interface Staging {
+  fd: number
+  temp: string
+  destination: string
+  createdDirs: string[]
+  actor: Credentials
+  /** Lets go of what the staging holds open beyond `fd`. */
+  release(): void
+}
+
+/**
+ * Opens the temporary file as the user. Where the kernel denies the user creating the file or
+ * its missing parents, creates them as root instead, as E2B's envd does (`root-create.ts`).
+ */
+function openStaging(target: string, user: OsUser): Staging {
+  try {
+    return { ...asUser(user, () => openStagingAsUser(target)), actor: user, release: () => {} }
+  } catch (error) {
+    const staging = mayCreateAsRoot(user, error) ? openStagingAsRoot(target, user) : undefined
+    if (staging === undefined) throw deniedAs(error, target, 'write')
+    return staging
   }
 }
 
@@ -103,12 +127,9 @@ export async function stageFile(
  * With the caller's credentials: checks `target`, makes its missing parents and opens the
  * temporary file beside the destination (a symlink at `target` resolved).
  */
-function openStaging(target: string): {
-  fd: number
-  temp: string
-  destination: string
-  createdDirs: string[]
-} {
+function openStagingAsUser(
+  target: string,
+): Pick<Staging, 'fd' | 'temp' | 'destination' | 'createdDirs'> {
   const existing = statOrUndefined(target)
   if (existing?.isDirectory()) throw new HttpError(400, `path '${target}' is a directory`)
   // Overwriting needs write permission on the file itself, as writing it in place would.
@@ -119,11 +140,7 @@ function openStaging(target: string): {
   const destination = existing
     ? realpathSync(target)
     : path.join(realpathSync(path.dirname(target)), path.basename(target))
-  // The shared prefix lets directory watchers hide the temporary name (fs/upload-staging.ts).
-  const temp = path.join(
-    path.dirname(destination),
-    `${UPLOAD_STAGING_PREFIX}${randomBytes(8).toString('hex')}`,
-  )
+  const temp = path.join(path.dirname(destination), stagingName())
   let fd: number | undefined
   try {
     fd = openSync(temp, 'wx', 0o600)
@@ -137,6 +154,41 @@ function openStaging(target: string): {
     removeDirs(createdDirs)
     throw error
   }
+}
+
+/**
+ * As root, for a new file only: the parents are walked without following symlinks and the
+ * temporary file and its rename name the destination's directory through envd's descriptor.
+ * @returns undefined when root refuses too (a symlink on the way, an existing destination).
+ */
+function openStagingAsRoot(target: string, user: OsUser): Staging | undefined {
+  const dir = holdDirectory(path.dirname(target), user)
+  if (dir === undefined) return undefined
+  const name = path.basename(target)
+  const temp = stagingName()
+  let fd: number | undefined
+  try {
+    if (!entryExists(dir.entry(name))) fd = createFile(dir, temp, user, 0o644)
+  } finally {
+    if (fd === undefined) {
+      removeDirs(dir.created)
+      dir.release()
+    }
+  }
+  if (fd === undefined) return undefined
+  return {
+    fd,
+    temp: dir.entry(temp),
+    destination: dir.entry(name),
+    createdDirs: dir.created,
+    actor: ROOT,
+    release: dir.release,
+  }
+}
+
+/** A fresh temporary name; the shared prefix lets directory watchers hide it (fs/upload-staging.ts). */
+function stagingName(): string {
+  return `${UPLOAD_STAGING_PREFIX}${randomBytes(8).toString('hex')}`
 }
 
 function statOrUndefined(target: string): Stats | undefined {

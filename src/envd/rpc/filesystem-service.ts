@@ -1,16 +1,18 @@
-import { lstatSync, renameSync, rmSync, statSync } from 'node:fs'
+import { lstatSync, renameSync, rmSync, type Stats, statSync } from 'node:fs'
 import path from 'node:path'
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect'
 import type { EnvdContext } from '../context.js'
 import { asUser } from '../fs/as-user.js'
-import { entryInfo } from '../fs/entry-info.js'
+import { entryInfo, type OwnerNames } from '../fs/entry-info.js'
 import { errnoCode } from '../fs/errno-code.js'
 import { listDir } from '../fs/list-dir.js'
 import { makeDirs } from '../fs/make-dirs.js'
+import { holdDirectory, mayCreateAsRoot } from '../fs/root-create.js'
 import { WatchSession } from '../fs/watch-session.js'
 import { keepaliveIntervalMs, watchDirStream } from '../fs/watch-stream.js'
 import { WatcherRegistry } from '../fs/watcher-registry.js'
-import type { Filesystem, WatchDirRequest } from '../gen/filesystem/filesystem_pb.js'
+import type { EntryInfo, Filesystem, WatchDirRequest } from '../gen/filesystem/filesystem_pb.js'
+import type { OsUser } from '../users.js'
 import { connectErrorFromFsError } from './fs-errors.js'
 import { requestUser } from './request-user.js'
 
@@ -22,7 +24,8 @@ type Fail = (error: unknown, subject: string) => ConnectError
 /**
  * envd's `filesystem.Filesystem` service (wire contract §3.4). envd runs as root and acts for
  * the request user: every filesystem call runs with that user's credentials (`asUser`), so
- * the kernel checks it and what it creates belongs to the user.
+ * the kernel checks it and what it creates belongs to the user. Only directories the kernel
+ * denies the user creating are made by root for the user, as E2B's envd does (`root-create.ts`).
  */
 export function createFilesystemService(ctx: EnvdContext): FilesystemImpl {
   const fail: Fail = (error, subject) => {
@@ -77,23 +80,20 @@ function changeHandlers(
       const { user, resolvePath } = await requestUser(ctx, context.requestHeader)
       const dir = resolvePath(request.path)
       const names = await ctx.users.names()
-      const entry = asUser(user, () => {
-        const existing = existingOrUndefined(() => statSync(dir), fail, dir)
-        if (existing?.isDirectory()) {
-          throw new ConnectError(`directory already exists: ${dir}`, Code.AlreadyExists)
-        }
-        if (existing) {
-          const message = `path already exists but it is not a directory: ${dir}`
-          throw new ConnectError(message, Code.InvalidArgument)
-        }
+      try {
+        return { entry: asUser(user, () => makeDir(dir, names)) }
+      } catch (error) {
+        if (!mayCreateAsRoot(user, error)) throw fail(error, dir)
+        // Denied to the user, created by root as E2B's envd does, never through a symlink.
+        let entry: EntryInfo | undefined
         try {
-          makeDirs(dir)
-          return entryInfo(dir, names)
-        } catch (error) {
-          throw fail(error, dir)
+          entry = makeDirAsRoot(dir, user, names)
+        } catch (rootError) {
+          throw fail(rootError, dir)
         }
-      })
-      return { entry }
+        if (entry === undefined) throw fail(error, dir)
+        return { entry }
+      }
     },
 
     async move(request, context) {
@@ -180,6 +180,43 @@ function watchHandlers(
       watchers.remove(request.watcherId)
       return {}
     },
+  }
+}
+
+/** MakeDir with the caller's credentials: `dir` and its missing parents, which must be new. */
+function makeDir(dir: string, names: OwnerNames): EntryInfo {
+  let existing: Stats | undefined
+  try {
+    existing = statSync(dir)
+  } catch (error) {
+    // Left raw, so that a denial can still be retried as root.
+    if (errnoCode(error) !== 'ENOENT') throw error
+  }
+  if (existing?.isDirectory()) {
+    throw new ConnectError(`directory already exists: ${dir}`, Code.AlreadyExists)
+  }
+  if (existing) {
+    const message = `path already exists but it is not a directory: ${dir}`
+    throw new ConnectError(message, Code.InvalidArgument)
+  }
+  makeDirs(dir)
+  return entryInfo(dir, names)
+}
+
+/**
+ * MakeDir as root for `user`, creating `dir` and its missing parents (`holdDirectory`).
+ * @returns undefined when root refuses as well: a symlink on the way, or `dir` exists
+ * already (the user could not see it, so is not told).
+ */
+function makeDirAsRoot(dir: string, user: OsUser, names: OwnerNames): EntryInfo | undefined {
+  const held = holdDirectory(dir, user)
+  if (held === undefined) return undefined
+  try {
+    if (held.created.length === 0) return undefined
+    // Described through its parent's descriptor, under the path the client asked for.
+    return { ...entryInfo(held.self, names), name: path.basename(dir), path: dir }
+  } finally {
+    held.release()
   }
 }
 

@@ -31,13 +31,22 @@ sandboxTest('a path taken by a file is an InvalidArgumentError', async ({ sandbo
   await expect(sandbox.files.makeDir(`${testDir}/file/sub`)).rejects.toThrow(InvalidArgumentError)
 })
 
-sandboxTest('the user may not create in /root; root may, owning it', async ({ sandbox }) => {
+sandboxTest('in /root, each directory belongs to whoever asked for it', async ({ sandbox }) => {
   const name = `/root/${uniqueName()}`
-  const denied = await sandbox.files.makeDir(name).catch((error: unknown) => error)
-  expect(denied).toBeInstanceOf(SandboxError)
-  expect(denied).not.toBeInstanceOf(NotFoundError)
-  expect(String(denied)).toMatch(/permission denied/)
-  expect(await sandbox.files.makeDir(name, { user: 'root' })).toBe(true)
-  expect(await sandbox.files.getInfo(name, { user: 'root' })).toMatchObject({ owner: 'root' })
-  await sandbox.files.remove(name, { user: 'root' })
+  try {
+    // As on E2B, whose envd (root) creates a user's directories anywhere and gives them away.
+    expect(await sandbox.files.makeDir(name)).toBe(true)
+    expect(await sandbox.files.getInfo(name, { user: 'root' })).toMatchObject({ owner: 'user' })
+    expect(await sandbox.files.makeDir(`${name}-root`, { user: 'root' })).toBe(true)
+    expect(await sandbox.files.getInfo(`${name}-root`, { user: 'root' })).toMatchObject({
+      owner: 'root',
+    })
+    // The user cannot see into /root, so an existing directory there is not confirmed either.
+    const denied = await sandbox.files.makeDir(`${name}-root`).catch((error: unknown) => error)
+    expect(denied).toBeInstanceOf(SandboxError)
+    expect(denied).not.toBeInstanceOf(NotFoundError)
+    expect(String(denied)).toMatch(/permission denied/)
+  } finally {
+    await sandbox.commands.run(`rm -rf ${name} ${name}-root`, { user: 'root' })
+  }
 })

@@ -98,17 +98,26 @@ describe('files.write', () => {
     await expect(write).rejects.toThrow(`path '${testDir}' is a directory`)
   })
 
-  sandboxTest('the user cannot write where only root may', async ({ sandbox }) => {
-    const target = `/root/${uniqueName()}.conf`
-    const denied = sandbox.files.write(target, 'x')
-    await expect(denied).rejects.toBeInstanceOf(SandboxError)
-    await expect(denied).rejects.toThrow(`403: permission denied: cannot write '${target}'`)
-    // Only root can tell: for user, /root cannot be searched, so even `exists` is denied.
-    expect(await sandbox.files.exists(target, { user: 'root' })).toBe(false)
-    await sandbox.files.write(target, 'root may', { user: 'root' })
-    expect(await sandbox.files.read(target, { user: 'root' })).toBe('root may')
-    await sandbox.files.remove(target, { user: 'root' })
-  })
+  sandboxTest(
+    'the user creates a new file in /root, as on E2B, but cannot overwrite root’s',
+    async ({ sandbox }) => {
+      const target = `/root/${uniqueName()}.conf`
+      await sandbox.files.write(target, 'root’s', { user: 'root' })
+      try {
+        const denied = sandbox.files.write(target, 'x')
+        await expect(denied).rejects.toBeInstanceOf(SandboxError)
+        await expect(denied).rejects.toThrow(`403: permission denied: cannot write '${target}'`)
+        expect(await sandbox.files.read(target, { user: 'root' })).toBe('root’s')
+        // A new name is created by envd's root for the user, as E2B's envd (root) does.
+        await sandbox.files.write(`${target}.new`, 'user’s')
+        const owner = await sandbox.commands.run(`stat -c %U ${target}.new`, { user: 'root' })
+        expect(owner.stdout).toBe('user\n')
+        expect(await sandbox.files.read(`${target}.new`, { user: 'root' })).toBe('user’s')
+      } finally {
+        await sandbox.commands.run(`rm -f ${target} ${target}.new`, { user: 'root' })
+      }
+    },
+  )
 
   sandboxTest('an upload cut off midway leaves nothing behind', async ({ sandbox, testDir }) => {
     const controller = new AbortController()

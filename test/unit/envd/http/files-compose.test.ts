@@ -66,7 +66,8 @@ describe('POST /files/compose', () => {
     expect(unknown.status).toBe(401)
     const denied = await compose({
       source_paths: ['p1'],
-      destination: path.join(fx.root, 'etc/x'),
+      // Root's existing file: the user may not overwrite it.
+      destination: path.join(fx.root, 'etc/passwd'),
     })
     expect(denied.status).toBe(403)
     expect(await exists(path.join(fx.userHome, 'p1'))).toBe(true)

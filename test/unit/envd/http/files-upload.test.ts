@@ -1,4 +1,4 @@
-import { chmod, chown, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -102,14 +102,31 @@ describe('POST /files, application/octet-stream', () => {
     expect((await errorOf(text)).message).toMatch(/^unsupported content type: text\/plain/)
   })
 
-  it('answers 403 where the user may not create files, and root may', async () => {
+  it('creates a new file for the user where only root may, but never overwrites root’s', async () => {
+    const created = path.join(fx.root, 'etc/new/owned-by-user.txt')
+    const response = await post({ path: created }, { headers: octet, body: 'mine' })
+    expect(response.status).toBe(200)
+    for (const entry of [created, path.dirname(created)]) {
+      expect((await stat(entry)).uid).toBe(USER_UID)
+    }
     const target = path.join(fx.root, 'etc/owned-by-root.txt')
-    const denied = await post({ path: target }, { headers: octet, body: 'x' })
-    expect(denied.status).toBe(403)
-    expect((await errorOf(denied)).message).toBe(`permission denied: cannot write '${target}'`)
     const allowed = await post({ path: target, username: 'root' }, { headers: octet, body: 'x' })
     expect(allowed.status).toBe(200)
+    const denied = await post({ path: target }, { headers: octet, body: 'y' })
+    expect(denied.status).toBe(403)
+    expect((await errorOf(denied)).message).toBe(`permission denied: cannot write '${target}'`)
+    expect(await readFile(target, 'utf8')).toBe('x')
     expect((await stat(target)).uid).toBe(0)
+  })
+
+  it('does not follow a symlink out of the user’s reach when creating as root', async () => {
+    const rootHome = path.join(fx.root, 'root')
+    await symlink(rootHome, path.join(fx.userHome, 'evil'))
+    for (const requested of ['evil/x.txt', 'evil/sub/x.txt']) {
+      const denied = await post({ path: requested }, { headers: octet, body: 'x' })
+      expect(denied.status).toBe(403)
+    }
+    expect(await readdir(rootHome)).toEqual([])
   })
 })
 
@@ -196,7 +213,8 @@ describe('POST /files, a file part without a filename', () => {
 describe('POST /files, a refused part in a long multipart body', () => {
   it('answers 403 at once and keeps serving', async () => {
     const body = new FormData()
-    body.append('file', new Blob(['x'.repeat(4 * 1024 * 1024)]), path.join(fx.root, 'etc/denied'))
+    // Root's existing file: the user may not overwrite it.
+    body.append('file', new Blob(['x'.repeat(4 * 1024 * 1024)]), path.join(fx.root, 'etc/passwd'))
     body.append('file', new Blob(['later']), 'later.txt')
     const response = await post({}, { body })
     expect(response.status).toBe(403)

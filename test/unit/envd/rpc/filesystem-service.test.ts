@@ -101,12 +101,19 @@ describe('MakeDir', () => {
     expect((await stat(dir)).uid).toBe(0)
   })
 
-  test('a user may not create where it cannot write', async () => {
+  test('where a user may not create, root creates for it, never through a symlink', async () => {
     await chmod(dir, 0o755)
-    const error = await rejection(client.makeDir({ path: `${dir}/x/y` }, asUser('nobody')))
+    const { entry } = await client.makeDir({ path: `${dir}/x/y` }, asUser('nobody'))
+    expect(entry).toMatchObject({ name: 'y', path: `${dir}/x/y`, type: FileType.DIRECTORY })
+    for (const created of ['x', 'x/y']) {
+      expect((await stat(path.join(dir, created))).uid).toBe(65534)
+    }
+    await mkdir(path.join(dir, 'closed'), { mode: 0o700 })
+    await symlink(path.join(dir, 'closed'), path.join(dir, 'link'))
+    const error = await rejection(client.makeDir({ path: `${dir}/link/z` }, asUser('nobody')))
     expect(error.code).toBe(Code.PermissionDenied)
     expect(error.rawMessage).toContain(dir)
-    await expect(lstat(path.join(dir, 'x'))).rejects.toThrow()
+    await expect(lstat(path.join(dir, 'closed/z'))).rejects.toThrow()
   })
 
   test('an unknown user is unauthenticated', async () => {
