@@ -50,8 +50,17 @@ describe('the API error catalog', () => {
       apiErrors.sandboxBeingKilled('i'),
       apiErrors.concurrencyLimit(1),
       apiErrors.internal(),
+      apiErrors.notImplemented('Snapshots are not supported by this Sandbar server yet: x.'),
+      apiErrors.unsupportedField('mcp', 'x.'),
     ].map((error) => error.status)
-    expect(statuses).toEqual([400, 401, 403, 404, 409, 429, 500])
+    expect(statuses).toEqual([400, 401, 403, 404, 409, 429, 500, 501, 400])
+  })
+
+  it('names an unsupported field and why', () => {
+    expect(apiErrors.unsupportedField('mcp', 'it has no MCP gateway.').body()).toEqual({
+      code: 400,
+      message: 'mcp is not supported by this Sandbar server yet: it has no MCP gateway.',
+    })
   })
 
   it('names the allowOut entry no sandbox may reach, and why', () => {
