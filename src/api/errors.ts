@@ -78,10 +78,14 @@ export const apiErrors = {
   timeoutTooLong: (maxHours: number) =>
     new ApiError('badRequest', `Timeout cannot be greater than ${maxHours} hours`),
   maxLengthExceeded: () => new ApiError('badRequest', 'Max instance length exceeded'),
+  /**
+   * §1.4's 429 past the concurrency limit, in Sandbar's words: the limit is this host's (`sandbar
+   * serve --max-sandboxes`, by default what the host holds), not a billing tier's.
+   */
   concurrencyLimit: (limit: number) =>
     new ApiError(
       'tooManyRequests',
-      `you have reached the maximum number of concurrent E2B sandboxes (${limit}). If you need more, please visit 'https://e2b.dev/docs/billing'`,
+      `you have reached the maximum number of concurrent sandboxes on this Sandbar server (${limit}). Kill or pause one, or have its operator restart sandbar serve with a higher --max-sandboxes (its start output says what bounds the limit on this host)`,
     ),
   privateNeedsSecure: () =>
     new ApiError(

@@ -1,5 +1,6 @@
 import {
   BuildError,
+  RateLimitError,
   Sandbox,
   SandboxError,
   type SandboxOpts,
@@ -18,8 +19,8 @@ import { type ServeInstance, startServe } from './serve-fixture.js'
 
 // What Sandbar lacks, refused in words the SDK passes on (wire contract §1.2, §1.3, 2.51
 // addendum; wave2-contracts §2, §3): the contract's routes it does not serve answer 501 naming
-// the feature, and fields it cannot honour answer 400 naming the field. The service allows two
-// sandboxes at once; one serves the whole file.
+// the feature, fields it cannot honour answer 400 naming the field, and the concurrency limit
+// is this host's. The service allows two sandboxes at once; one serves the whole file.
 
 let serve: ServeInstance
 let sandbox: Sandbox
@@ -329,5 +330,28 @@ describe('fields Sandbar cannot honour answer 400 naming the field', () => {
     expect(reboot.message).toBe(
       "400: memory: false (connect onResume: 'reboot') is not supported by this Sandbar server yet: a paused sandbox always resumes with its memory and processes. Connect without onResume, or kill the sandbox and create a new one.",
     )
+  })
+})
+
+describe("the concurrency limit is this host's", () => {
+  it('prints the limit at start, and why', () => {
+    expect(serve.output()).toMatch(
+      /^Up to 2 sandboxes at once, as --max-sandboxes says; with every sandbox at its limits this host holds \d+: \d+ by .+\.$/m,
+    )
+  })
+
+  it('refuses the third sandbox with RateLimitError naming the limit and --max-sandboxes', async () => {
+    const second = await Sandbox.create(opts())
+    try {
+      const third = await rejection(Sandbox.create(opts()))
+      expect(third).toBeInstanceOf(RateLimitError)
+      expect(third.message).toBe(
+        'Rate limit exceeded, please try again later - you have reached the maximum number of concurrent sandboxes on this Sandbar server (2). Kill or pause one, or have its operator restart sandbar serve with a higher --max-sandboxes (its start output says what bounds the limit on this host)',
+      )
+    } finally {
+      await second.kill()
+    }
+    const again = await Sandbox.create(opts())
+    await again.kill()
   })
 })

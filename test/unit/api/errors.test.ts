@@ -22,11 +22,6 @@ describe('the API error catalog', () => {
       code: 409,
       message: "Error pausing sandbox - sandbox 'iabc' is already paused",
     })
-    expect(apiErrors.concurrencyLimit(20).body()).toEqual({
-      code: 429,
-      message:
-        "you have reached the maximum number of concurrent E2B sandboxes (20). If you need more, please visit 'https://e2b.dev/docs/billing'",
-    })
     expect(apiErrors.templateNotFound('nope').body()).toEqual({
       code: 404,
       message: "template 'nope' not found",
@@ -54,6 +49,14 @@ describe('the API error catalog', () => {
       apiErrors.unsupportedField('mcp', 'x.'),
     ].map((error) => error.status)
     expect(statuses).toEqual([400, 401, 403, 404, 409, 429, 500, 501, 400])
+  })
+
+  it("says the concurrency limit is this host's, and how to raise it", () => {
+    expect(apiErrors.concurrencyLimit(20).body()).toEqual({
+      code: 429,
+      message:
+        'you have reached the maximum number of concurrent sandboxes on this Sandbar server (20). Kill or pause one, or have its operator restart sandbar serve with a higher --max-sandboxes (its start output says what bounds the limit on this host)',
+    })
   })
 
   it('names an unsupported field and why', () => {
