@@ -9,6 +9,12 @@ export {
   SandboxStateError,
   TemplateNotFoundError,
 } from './errors.js'
+/** How many sandboxes the host holds: `sandbar serve`'s default `--max-sandboxes`. */
+export {
+  chooseMaxSandboxes,
+  type MaxSandboxesChoice,
+  readHostResources,
+} from './limits/sandbox-capacity.js'
 /** Which destinations no allowOut opens, shared with the api so it can name the reason. */
 export {
   findUnreachableEntry,

@@ -9,6 +9,7 @@ import { sandboxListRoutes } from './routes/sandbox-lists.js'
 import { sandboxLogRoutes } from './routes/sandbox-logs.js'
 import { sandboxMetricsRoutes } from './routes/sandbox-metrics.js'
 import { sandboxRoutes } from './routes/sandboxes.js'
+import { unsupportedRoutes, volumeContentRoutes } from './routes/unsupported-routes.js'
 import type { SandboxService } from './sandbox-service.js'
 
 export interface ApiAppOptions {
@@ -42,6 +43,8 @@ export function createApiApp({ store, service, domain, logger }: ApiAppOptions):
       },
     }),
   )
+  // Volume content clients send a volume token, never the API key (unsupported-routes.ts).
+  app.route('/', volumeContentRoutes())
   app.use('*', apiKeyAuth(store))
   // Metrics first: `/sandboxes/metrics` must not be read as `/sandboxes/{sandboxID}`.
   app.route('/', sandboxMetricsRoutes(service))
@@ -49,6 +52,8 @@ export function createApiApp({ store, service, domain, logger }: ApiAppOptions):
   app.route('/', sandboxRoutes(service, domain, logger))
   app.route('/', sandboxLifecycleRoutes(service, domain))
   app.route('/', sandboxLogRoutes(service))
+  // The contract's routes Sandbar lacks answer 501; truly unknown paths stay 404 (below).
+  app.route('/', unsupportedRoutes())
   app.onError((error, c) => {
     if (error instanceof ApiError) return c.json(error.body(), error.status)
     // The cause is logged, never sent (STYLE habit 7).

@@ -10,8 +10,9 @@ export type ApiErrorKind =
   | 'payloadTooLarge'
   | 'tooManyRequests'
   | 'internal'
+  | 'notImplemented'
 
-type ApiErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500
+type ApiErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 501
 
 /** A missing kind fails to compile (STYLE habit 7). */
 const statusOf: Record<ApiErrorKind, ApiErrorStatus> = {
@@ -23,6 +24,7 @@ const statusOf: Record<ApiErrorKind, ApiErrorStatus> = {
   payloadTooLarge: 413,
   tooManyRequests: 429,
   internal: 500,
+  notImplemented: 501,
 }
 
 /** An error the API answers with E2B's body `{code, message}` (wire contract §1.1). */
@@ -76,10 +78,14 @@ export const apiErrors = {
   timeoutTooLong: (maxHours: number) =>
     new ApiError('badRequest', `Timeout cannot be greater than ${maxHours} hours`),
   maxLengthExceeded: () => new ApiError('badRequest', 'Max instance length exceeded'),
+  /**
+   * §1.4's 429 past the concurrency limit, in Sandbar's words: the limit is this host's (`sandbar
+   * serve --max-sandboxes`, by default what the host holds), not a billing tier's.
+   */
   concurrencyLimit: (limit: number) =>
     new ApiError(
       'tooManyRequests',
-      `you have reached the maximum number of concurrent E2B sandboxes (${limit}). If you need more, please visit 'https://e2b.dev/docs/billing'`,
+      `you have reached the maximum number of concurrent sandboxes on this Sandbar server (${limit}). Kill or pause one, or have its operator restart sandbar serve with a higher --max-sandboxes (its start output says what bounds the limit on this host)`,
     ),
   privateNeedsSecure: () =>
     new ApiError(
@@ -104,6 +110,18 @@ export const apiErrors = {
   bodyTooLarge: (maxBytes: number) =>
     new ApiError('payloadTooLarge', `request body is larger than ${maxBytes} bytes`),
   internal: () => new ApiError('internal', 'internal server error'),
+  /**
+   * A route of the contract whose feature Sandbar lacks: 501 with a message that names the
+   * feature, so the SDK's error says where the user stands rather than "not found"
+   * (routes/unsupported-routes.ts holds the messages).
+   */
+  notImplemented: (message: string) => new ApiError('notImplemented', message),
+  /**
+   * A request field Sandbar would otherwise store and not honour: 400 naming the field, and why
+   * (unsupported-fields.ts).
+   */
+  unsupportedField: (field: string, reason: string) =>
+    new ApiError('badRequest', `${field} is not supported by this Sandbar server yet: ${reason}`),
   /**
    * An allowOut entry overlapping what no sandbox may reach (the agent drops it before any
    * allow rule): Sandbar's own text, since E2B's always-denied ranges are silently ignored.

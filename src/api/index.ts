@@ -11,6 +11,8 @@ import { SandboxService, type SandboxServiceConfig } from './sandbox-service.js'
 import { startTelemetryLoop } from './sandbox-telemetry.js'
 
 export { ApiError, apiErrors } from './errors.js'
+/** The sizes every sandbox has (one template so far): what the host's capacity is counted in. */
+export { BASE_TEMPLATE } from './new-sandbox.js'
 export type { SandboxServiceConfig }
 
 /** What the control plane needs: where state lives, what runs sandboxes, and its limits. */

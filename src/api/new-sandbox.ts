@@ -4,7 +4,7 @@ import { newAccessToken, newSandboxID } from './sandbox-ids.js'
 import type { NewSandbox } from './schemas/sandbox-requests.js'
 
 /** The only template this server knows so far, with E2B's base sizes. */
-const BASE_TEMPLATE = { templateID: 'base', cpuCount: 2, memoryMB: 512, diskSizeMB: 512 }
+export const BASE_TEMPLATE = { templateID: 'base', cpuCount: 2, memoryMB: 512, diskSizeMB: 512 }
 /** The envd version sandboxes report: the contract's envd (§3) that our envd implements. */
 const ENVD_VERSION = '0.6.13'
 

@@ -10,14 +10,18 @@ import {
   type Store,
   type Team,
 } from '../store/index.js'
-import { checkedEgressPolicy, type EgressRequest, refuseUnreachable } from './egress-rules.js'
+import { checkedEgressPolicy, refuseUnreachable } from './egress-rules.js'
 import { apiErrors } from './errors.js'
 import { type BaseTemplate, newSandbox, resolveTemplate } from './new-sandbox.js'
 import { SandboxEvents } from './sandbox-events.js'
 import { killIfPresent } from './sandbox-reconcile.js'
 import { SandboxSlots } from './sandbox-slots.js'
 import { SandboxTelemetry } from './sandbox-telemetry.js'
-import type { NewSandbox } from './schemas/sandbox-requests.js'
+import type { NetworkUpdate, NewSandbox } from './schemas/sandbox-requests.js'
+import {
+  refuseUnsupportedCreateFields,
+  refuseUnsupportedNetworkFields,
+} from './unsupported-fields.js'
 
 /**
  * Lifetime when the request names none: 15 s for `POST /sandboxes` (§1.3 NewSandbox), 300 s
@@ -28,7 +32,7 @@ const DEFAULT_TIMEOUT_S = { v1: 15, v2: 300 } as const
 export const REFRESH_MIN_S = 15
 
 export interface SandboxServiceConfig {
-  /** Running sandboxes per team before create answers 429 (§1.4; E2B base tier: 20). */
+  /** Running sandboxes per team before create answers 429 (§1.4): `sandbar serve --max-sandboxes`. */
   concurrencyLimit: number
   /** Lifetime cap from each (re)start (§4.2 MaxInstanceLength; E2B default 1 h). */
   maxLifetimeHours: number
@@ -53,6 +57,8 @@ export class SandboxService {
 
   /** `POST /sandboxes` and `POST /v2/sandboxes` (§1.4 Create; Addendum: v2 is always secure). */
   async create(team: Team, body: NewSandbox, version: 'v1' | 'v2'): Promise<Sandbox> {
+    // Before the template: `mcp` makes the SDK ask for `mcp-gateway`, which is not there either.
+    refuseUnsupportedCreateFields(body)
     const template = resolveTemplate(body.templateID)
     const timeoutS = this.checkTimeout(body.timeout ?? DEFAULT_TIMEOUT_S[version])
     const secure = version === 'v2' || body.secure === true
@@ -226,7 +232,8 @@ export class SandboxService {
    * `PUT /sandboxes/{id}/network` (§1.3, §4.5): replaces the egress rules of a running sandbox
    * live, omitted lists cleared, and keeps them for the sandbox's detail and restarts.
    */
-  async updateNetwork(team: Team, sandboxID: string, request: EgressRequest): Promise<void> {
+  async updateNetwork(team: Team, sandboxID: string, request: NetworkUpdate): Promise<void> {
+    refuseUnsupportedNetworkFields(request)
     const sandbox = await this.get(team, sandboxID)
     const egress = refuseUnreachable(
       checkedEgressPolicy(request),

@@ -14,6 +14,11 @@ commands:
                                   a port may follow; default sandbar.localhost:<proxy port>
       --tls-cert, --tls-key       a certificate for D and *.D; without them Sandbar makes its own,
                                   whose authority client.env names in NODE_EXTRA_CA_CERTS
+      --max-sandboxes N           sandboxes running at once before create answers 429; default
+                                  the most the host holds with every sandbox at its limits:
+                                  its memory (the host keeps max(1 GiB, 10%)), its pids within
+                                  the pids budget, its open files within fs.file-max, and a /30
+                                  of the address pool; serve prints the limit and what bounds it
 `
 
 const commands: Record<string, (argv: string[]) => Promise<void>> = {

@@ -5,13 +5,22 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { getRequestListener } from '@hono/node-server'
-import { createAgent, RUNTIME_NAMES, type RuntimeName } from '../agent/index.js'
-import { createControlPlane } from '../api/index.js'
+import {
+  chooseMaxSandboxes,
+  createAgent,
+  RUNTIME_NAMES,
+  type RuntimeName,
+  readHostResources,
+} from '../agent/index.js'
+import { BASE_TEMPLATE, createControlPlane } from '../api/index.js'
 import { createLogger } from '../logger.js'
 import { createProxy } from '../proxy/index.js'
 import { createStore, loadTokenKey } from '../store/index.js'
 import { readyMessage, writeClientEnv } from './client-env.js'
 import { proxyCertificate, sandboxDomain, unresolvableDomainWarning } from './sandbox-domain.js'
+
+/** Tasks (processes and threads) one sandbox may hold. */
+const SANDBOX_PIDS_LIMIT = 1024
 
 /** `sandbar serve` settings, from flags. */
 export interface ServeConfig {
@@ -31,8 +40,11 @@ export interface ServeConfig {
   masquerade: boolean
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
   addressPool: string
-  /** Running sandboxes per team before create answers 429 (§1.4; E2B base tier: 20). */
-  maxSandboxes: number
+  /**
+   * Running sandboxes per team before create answers 429 (§1.4); unset, what the host holds
+   * (agent sandbox-capacity.ts).
+   */
+  maxSandboxes?: number | undefined
   /** A sandbox's longest life from its (re)start; timeouts are capped to it (§1.4, §4.2). */
   maxLifetimeHours: number
   /** PostgreSQL instead of the embedded SQLite file (DESIGN.md: several api instances). */
@@ -55,7 +67,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       runtime: { type: 'string', default: 'crun' },
       'no-masquerade': { type: 'boolean', default: false },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
-      'max-sandboxes': { type: 'string', default: '20' },
+      'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
       'postgres-url': { type: 'string' },
     },
@@ -77,7 +89,10 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     runtime: runtimeName(values.runtime),
     masquerade: !values['no-masquerade'],
     addressPool: values['address-pool'],
-    maxSandboxes: positiveInt(values['max-sandboxes'], 'max-sandboxes'),
+    maxSandboxes:
+      values['max-sandboxes'] === undefined
+        ? undefined
+        : positiveInt(values['max-sandboxes'], 'max-sandboxes'),
     maxLifetimeHours: positiveInt(values['max-lifetime-hours'], 'max-lifetime-hours'),
     postgresUrl: values['postgres-url'],
   }
@@ -125,6 +140,11 @@ export async function runServe(config: ServeConfig): Promise<void> {
   })
   const clientSettings = { domain: config.domain, caFile: certificate.caFile }
   const clientEnv = await writeClientEnv(store, config.dataDir, clientSettings)
+  const limit = chooseMaxSandboxes(
+    config.maxSandboxes,
+    await readHostResources(config.addressPool),
+    { memoryMB: BASE_TEMPLATE.memoryMB, pidsLimit: SANDBOX_PIDS_LIMIT },
+  )
   const agent = await createAgent({
     dataDir: config.dataDir,
     templatesDir: config.templatesDir,
@@ -132,8 +152,8 @@ export async function runServe(config: ServeConfig): Promise<void> {
     runtime: config.runtime,
     addressPool: config.addressPool,
     masquerade: config.masquerade,
-    pidsLimit: 1024,
-    maxSandboxes: config.maxSandboxes,
+    pidsLimit: SANDBOX_PIDS_LIMIT,
+    maxSandboxes: limit.maxSandboxes,
     // scripts/build.mjs puts envd/ and idmapped-overlay next to sandbar.mjs, the bundle running this code.
     envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
     logger,
@@ -142,7 +162,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
     store,
     agent,
     logger,
-    concurrencyLimit: config.maxSandboxes,
+    concurrencyLimit: limit.maxSandboxes,
     maxLifetimeHours: config.maxLifetimeHours,
     domain: config.domain,
   })
@@ -161,6 +181,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
   logger.info({ port: config.apiPort, host: config.host }, 'api listening')
   const ports = { api: config.apiPort, proxy: config.proxyPort }
   console.log(readyMessage(config.dataDir, ports, clientSettings, clientEnv))
+  console.log(limit.summary)
   const warning = await unresolvableDomainWarning(config.domain)
   if (warning !== undefined) console.log(warning)
 

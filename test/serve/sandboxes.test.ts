@@ -34,6 +34,18 @@ describe('sandbar serve', () => {
     expect(printed).toMatch(/set -a; \. \/tmp\/sbt-serve-data-\w+\/client\.env; set \+a/)
   })
 
+  it('prints the sandbox limit it derived from the host, and what bounds it', () => {
+    const resources = ['memory', 'pids', 'open files', 'the address pool']
+    const line = serve
+      .output()
+      .split('\n')
+      .find((text) => text.startsWith('Up to '))
+    expect(line).toMatch(
+      /^Up to (\d+) sandboxes at once, the most this host holds with every sandbox at its limits: \1 by .+\. Set another limit with --max-sandboxes N\.$/,
+    )
+    for (const resource of resources) expect(line).toContain(` by ${resource} (`)
+  })
+
   it('answers /health without a key', async () => {
     expect((await fetch(`${serve.client.apiUrl}/health`)).status).toBe(204)
   })

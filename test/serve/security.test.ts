@@ -12,7 +12,7 @@ const api = (method: string, path: string, body?: unknown) =>
 
 const ENVD_PORT = 49983
 const LIMIT_TEXT =
-  "you have reached the maximum number of concurrent E2B sandboxes (1). If you need more, please visit 'https://e2b.dev/docs/billing'"
+  'you have reached the maximum number of concurrent sandboxes on this Sandbar server (1). Kill or pause one, or have its operator restart sandbar serve with a higher --max-sandboxes (its start output says what bounds the limit on this host)'
 
 let serve: ServeInstance
 let sandbox: Sandbox

@@ -13,6 +13,10 @@ import {
   timeoutSchema,
 } from '../schemas/sandbox-requests.js'
 import { jsonBody } from '../schemas/validate.js'
+import {
+  refuseUnsupportedConnectFields,
+  refuseUnsupportedPauseFields,
+} from '../unsupported-fields.js'
 
 /** SDK default when connect names no timeout (§4.2: "connect resets to 5 min"). */
 const CONNECT_DEFAULT_TIMEOUT_S = 300
@@ -27,11 +31,13 @@ export function sandboxLifecycleRoutes(service: SandboxService, domain: string) 
   const app = new Hono<AuthEnv>()
 
   app.post('/sandboxes/:sandboxID/pause', jsonBody(pauseSchema), async (c) => {
+    refuseUnsupportedPauseFields(c.req.valid('json'))
     await service.pause(c.get('team'), sandboxIDFromPath(c.req.param('sandboxID')))
     return c.body(null, 204)
   })
 
   app.post('/sandboxes/:sandboxID/connect', jsonBody(connectSchema), async (c) => {
+    refuseUnsupportedConnectFields(c.req.valid('json'))
     const { timeout } = c.req.valid('json')
     // §1.3 ConnectSandbox: `timeout` is required in v1.
     if (timeout === undefined) throw apiErrors.validation('timeout is required')
@@ -39,6 +45,7 @@ export function sandboxLifecycleRoutes(service: SandboxService, domain: string) 
   })
 
   app.post('/v2/sandboxes/:sandboxID/connect', jsonBody(connectSchema), async (c) => {
+    refuseUnsupportedConnectFields(c.req.valid('json'))
     const { timeout } = c.req.valid('json')
     return connectReply(
       c.get('team'),

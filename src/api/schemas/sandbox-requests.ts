@@ -59,17 +59,37 @@ const egressList = z
     ),
   )
 
-/** Wire contract §1.3 `SandboxNetworkConfig` (the fields this server acts on). */
+/** §1.3 `SandboxEgressProxyConfig` (SOCKS5); nullable, null meaning none. */
+const egressProxy = z.nullable(
+  z.object({
+    address: z.string(),
+    username: z.optional(z.string()),
+    password: z.optional(z.string()),
+  }),
+)
+
+/** §1.3 `rules`: domain → `SandboxNetworkRule[]`, read only to see whether any are asked for. */
+const networkRules = z.nullable(z.record(z.string(), z.array(z.unknown())))
+
+/**
+ * Wire contract §1.3 `SandboxNetworkConfig`, with e2b 2.51's `httpsPorts`. `egressProxy`,
+ * `rules` and `httpsPorts` are parsed so that asking for them is refused by name
+ * (unsupported-fields.ts), not dropped.
+ */
 const networkConfig = z.object({
   allowPublicTraffic: z.optional(z.boolean()),
   allowOut: z.optional(egressList),
   denyOut: z.optional(egressList),
   maskRequestHost: z.optional(z.string()),
+  egressProxy: z.optional(egressProxy),
+  rules: z.optional(networkRules),
+  httpsPorts: z.optional(z.nullable(z.array(z.int()))),
 })
 
 /**
  * `NewSandbox` (wire contract §1.3) and `NewSandboxV2` (Addendum: the same without `secure`).
- * Unknown fields (`mcp`, `iam`, `volumeMounts`) are tolerated, as the SDK may send them.
+ * `mcp`, `iam` and `volumeMounts` are parsed so that asking for them is refused by name
+ * (unsupported-fields.ts); other unknown fields are tolerated, as newer SDKs may send them.
  */
 export const newSandboxSchema = z.object({
   templateID: z.string(),
@@ -82,6 +102,12 @@ export const newSandboxSchema = z.object({
   network: z.optional(networkConfig),
   metadata: z.optional(z.nullable(metadataMap)),
   envVars: z.optional(z.nullable(envVarsMap)),
+  /** §1.3 `Mcp`: an object of any properties, nullable. */
+  mcp: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+  /** §1.3 `SandboxIam`: named workload identity tokens. */
+  iam: z.optional(z.nullable(z.object({ tokens: z.optional(z.record(z.string(), z.unknown())) }))),
+  /** §1.3, wave2-contracts §2.4: `[{name, path}]`, volumes by name. */
+  volumeMounts: z.optional(z.nullable(z.array(z.object({ name: z.string(), path: z.string() })))),
 })
 export type NewSandbox = z.infer<typeof newSandboxSchema>
 
@@ -97,6 +123,7 @@ export const timeoutSchema = z.object({ timeout: z.int() })
 
 /** `SandboxPauseRequest` (§1.3); the body is optional. */
 export const pauseSchema = z.object({ memory: z.optional(z.boolean()) })
+export type PauseRequest = z.infer<typeof pauseSchema>
 
 /** `GET /v2/sandboxes` query (wire contract §1.1 pagination, §1.2 filters). */
 export const listQuerySchema = z.object({
@@ -120,13 +147,16 @@ export const resumeSchema = z.object({ timeout: z.optional(z.int()) })
 
 /**
  * `SandboxNetworkUpdateConfig` (§1.3): omitted lists are cleared. `egressProxy` and `rules`
- * are tolerated and not acted on: Sandbar has no egress proxy (§4.5).
+ * are parsed so that asking for them is refused by name: Sandbar has no egress proxy (§4.5).
  */
 export const networkUpdateSchema = z.object({
   allowOut: z.optional(egressList),
   denyOut: z.optional(egressList),
   allow_internet_access: z.optional(z.boolean()),
+  egressProxy: z.optional(egressProxy),
+  rules: z.optional(networkRules),
 })
+export type NetworkUpdate = z.infer<typeof networkUpdateSchema>
 
 /** `GET /sandboxes/{id}/metrics` query (§1.2): unix seconds, int64 ≥ 0. */
 export const metricsRangeSchema = z.object({

@@ -22,11 +22,6 @@ describe('the API error catalog', () => {
       code: 409,
       message: "Error pausing sandbox - sandbox 'iabc' is already paused",
     })
-    expect(apiErrors.concurrencyLimit(20).body()).toEqual({
-      code: 429,
-      message:
-        "you have reached the maximum number of concurrent E2B sandboxes (20). If you need more, please visit 'https://e2b.dev/docs/billing'",
-    })
     expect(apiErrors.templateNotFound('nope').body()).toEqual({
       code: 404,
       message: "template 'nope' not found",
@@ -50,8 +45,25 @@ describe('the API error catalog', () => {
       apiErrors.sandboxBeingKilled('i'),
       apiErrors.concurrencyLimit(1),
       apiErrors.internal(),
+      apiErrors.notImplemented('Snapshots are not supported by this Sandbar server yet: x.'),
+      apiErrors.unsupportedField('mcp', 'x.'),
     ].map((error) => error.status)
-    expect(statuses).toEqual([400, 401, 403, 404, 409, 429, 500])
+    expect(statuses).toEqual([400, 401, 403, 404, 409, 429, 500, 501, 400])
+  })
+
+  it("says the concurrency limit is this host's, and how to raise it", () => {
+    expect(apiErrors.concurrencyLimit(20).body()).toEqual({
+      code: 429,
+      message:
+        'you have reached the maximum number of concurrent sandboxes on this Sandbar server (20). Kill or pause one, or have its operator restart sandbar serve with a higher --max-sandboxes (its start output says what bounds the limit on this host)',
+    })
+  })
+
+  it('names an unsupported field and why', () => {
+    expect(apiErrors.unsupportedField('mcp', 'it has no MCP gateway.').body()).toEqual({
+      code: 400,
+      message: 'mcp is not supported by this Sandbar server yet: it has no MCP gateway.',
+    })
   })
 
   it('names the allowOut entry no sandbox may reach, and why', () => {

@@ -1,0 +1,195 @@
+import { Hono } from 'hono'
+import { apiErrors } from '../errors.js'
+
+/** `METHOD /path/:param` as Hono reads it. */
+type RouteSpec = `${'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'} /${string}`
+
+/** A feature of the wire contract Sandbar lacks, the routes that reach it, and what to say. */
+interface UnsupportedFeature {
+  /** `<Feature> is/are not supported by this Sandbar server yet: <what is missing, what instead>` */
+  message: string
+  routes: readonly RouteSpec[]
+}
+
+/** Sandbar has one template, built in; the template messages say so. */
+const ONLY_BASE =
+  "it has only its built-in template 'base' (Debian with python3, node, git and curl)"
+
+/**
+ * The routes of wire contract §1.2 (with its 2.51 addendum) that Sandbar does not serve yet,
+ * by feature. Without them the SDK reads the 404 as "sandbox not found" or `false`; a 501 that
+ * names the feature tells the user where they stand. A feature leaves this table when its
+ * routes are built. Order matters where paths overlap: `/templates/tags` and
+ * `/templates/aliases/:alias` come before `/templates/:templateID`.
+ */
+export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
+  {
+    message:
+      'Snapshots are not supported by this Sandbar server yet: it cannot save a sandbox as a template to start others from. Pause the sandbox instead (it keeps its files and processes until it is killed), or copy the files you need into a new sandbox.',
+    routes: ['POST /sandboxes/:sandboxID/snapshots', 'GET /snapshots'],
+  },
+  {
+    message:
+      'Forking sandboxes is not supported by this Sandbar server yet: it cannot checkpoint a running sandbox. Create new sandboxes and copy the files they need into them.',
+    routes: ['POST /sandboxes/:sandboxID/fork'],
+  },
+  {
+    message:
+      'Volumes are not supported by this Sandbar server yet: it has no storage that outlives a sandbox. Keep data that must last outside Sandbar, or in a sandbox you pause rather than kill.',
+    routes: [
+      'GET /volumes',
+      'POST /volumes',
+      'GET /volumes/:volumeID',
+      'DELETE /volumes/:volumeID',
+    ],
+  },
+  {
+    message:
+      'Secrets are not supported by this Sandbar server yet: it cannot keep values for sandboxes to use. Pass them to the sandbox as environment variables (envs) instead.',
+    routes: [
+      'GET /secrets',
+      'POST /secrets',
+      'GET /secrets/:secretID',
+      'POST /secrets/:secretID',
+      'DELETE /secrets/:secretID',
+    ],
+  },
+  {
+    message: `Template tags are not supported by this Sandbar server yet: ${ONLY_BASE}, whose one tag is 'default'.`,
+    routes: ['POST /templates/tags', 'DELETE /templates/tags', 'GET /templates/:templateID/tags'],
+  },
+  {
+    message: `Template aliases are not supported by this Sandbar server yet: ${ONLY_BASE}.`,
+    routes: ['GET /templates/aliases/:alias'],
+  },
+  {
+    message: `Building templates is not supported by this Sandbar server yet: ${ONLY_BASE}. Create sandboxes from 'base' and install what you need in them.`,
+    routes: [
+      'POST /v3/templates',
+      'POST /v2/templates',
+      'POST /templates',
+      'POST /templates/:templateID',
+      'POST /templates/:templateID/builds/:buildID',
+      'POST /v2/templates/:templateID/builds/:buildID',
+      'GET /templates/:templateID/builds/:buildID/status',
+      'GET /templates/:templateID/builds/:buildID/logs',
+      'GET /templates/:templateID/files/:hash',
+    ],
+  },
+  {
+    message: `Managing templates is not supported by this Sandbar server yet: ${ONLY_BASE}, which cannot be listed, changed or deleted. Create sandboxes from 'base'.`,
+    routes: [
+      'GET /templates',
+      'GET /v2/templates',
+      'GET /templates/:templateID',
+      'PATCH /templates/:templateID',
+      'PATCH /v2/templates/:templateID',
+      'DELETE /templates/:templateID',
+    ],
+  },
+  {
+    message:
+      'Listing teams is not supported by this Sandbar server yet: its API key belongs to the one team it created at its first start.',
+    routes: ['GET /teams'],
+  },
+  {
+    message:
+      "Team metrics are not supported by this Sandbar server yet: it keeps metrics per sandbox only. Read each sandbox's metrics instead (sandbox.getMetrics(), GET /sandboxes/{sandboxID}/metrics).",
+    routes: ['GET /teams/:teamID/metrics', 'GET /teams/:teamID/metrics/max'],
+  },
+  {
+    message:
+      'Managing API keys and access tokens is not supported by this Sandbar server yet: its API key is E2B_API_KEY in the client.env file sandbar serve writes to its data directory.',
+    routes: [
+      'POST /access-tokens',
+      'DELETE /access-tokens/:accessTokenID',
+      'GET /api-keys',
+      'POST /api-keys',
+      'PATCH /api-keys/:apiKeyID',
+      'DELETE /api-keys/:apiKeyID',
+    ],
+  },
+  {
+    message:
+      'Cluster nodes are not supported by this Sandbar server yet: it runs every sandbox on the one host it serves from.',
+    routes: ['GET /nodes', 'GET /nodes/:nodeID', 'POST /nodes/:nodeID'],
+  },
+  {
+    message:
+      "The admin API is not supported by this Sandbar server yet: it has no admin token. List and kill the team's sandboxes with its API key instead (GET /v2/sandboxes, DELETE /sandboxes/{sandboxID}).",
+    routes: [
+      'POST /admin/teams/:teamID/sandboxes/kill',
+      'GET /admin/sandboxes/running-counts',
+      'POST /admin/teams/:teamID/builds/cancel',
+      'POST /admin/teams/:teamID/api-keys',
+      'DELETE /admin/teams/:teamID/api-keys/:apiKeyID',
+    ],
+  },
+  {
+    message:
+      "Sandbox lifecycle events are not supported by this Sandbar server yet: it records them in each sandbox's logs. Read those instead (GET /v2/sandboxes/{sandboxID}/logs).",
+    routes: ['GET /events/sandboxes', 'GET /events/sandboxes/:sandboxID'],
+  },
+  {
+    message:
+      "Lifecycle webhooks are not supported by this Sandbar server yet: it calls no other server when a sandbox changes. Poll the sandbox list (GET /v2/sandboxes) or each sandbox's logs instead.",
+    routes: [
+      'GET /events/webhooks',
+      'POST /events/webhooks',
+      'GET /events/webhooks/:webhookID',
+      'PATCH /events/webhooks/:webhookID',
+      'DELETE /events/webhooks/:webhookID',
+    ],
+  },
+]
+
+/**
+ * The volume content API (wave2-contracts §2.3). Its clients carry a volume token, not the API
+ * key, so it answers before authentication; and its error `code` is a string, unlike the rest
+ * of the API's. Sandbar issues no volume tokens, so nothing here needs one checked.
+ */
+export const VOLUME_CONTENT: UnsupportedFeature = {
+  message:
+    'Volume content is not supported by this Sandbar server yet: it has no volumes, so there is no content to read or write.',
+  routes: [
+    'GET /volumecontent/:volumeID/path',
+    'PATCH /volumecontent/:volumeID/path',
+    'DELETE /volumecontent/:volumeID/path',
+    'GET /volumecontent/:volumeID/dir',
+    'POST /volumecontent/:volumeID/dir',
+    'GET /volumecontent/:volumeID/file',
+    'PUT /volumecontent/:volumeID/file',
+  ],
+}
+
+/** Every route of UNSUPPORTED_FEATURES, answering 501 with its feature's message. */
+export function unsupportedRoutes() {
+  const app = new Hono()
+  for (const { message, routes } of UNSUPPORTED_FEATURES) {
+    for (const route of routes) {
+      const [method, path] = splitRoute(route)
+      app.on(method, path, () => {
+        throw apiErrors.notImplemented(message)
+      })
+    }
+  }
+  return app
+}
+
+/** The volume content routes, answering 501 with the content API's string `code`. */
+export function volumeContentRoutes() {
+  const app = new Hono()
+  const error = apiErrors.notImplemented(VOLUME_CONTENT.message)
+  for (const route of VOLUME_CONTENT.routes) {
+    const [method, path] = splitRoute(route)
+    app.on(method, path, (c) =>
+      c.json({ code: String(error.status), message: error.message }, error.status),
+    )
+  }
+  return app
+}
+
+function splitRoute(route: RouteSpec): [string, string] {
+  const space = route.indexOf(' ')
+  return [route.slice(0, space), route.slice(space + 1)]
+}

@@ -1,0 +1,357 @@
+import {
+  BuildError,
+  RateLimitError,
+  Sandbox,
+  SandboxError,
+  type SandboxOpts,
+  Secret,
+  SecretError,
+  SecretNotFoundError,
+  Template,
+  TemplateError,
+  Volume,
+  VolumeError,
+  VolumeNotFoundError,
+} from 'e2b'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { callApi } from '../support/serve-process.js'
+import { type ServeInstance, startServe } from './serve-fixture.js'
+
+// What Sandbar lacks, refused in words the SDK passes on (wire contract §1.2, §1.3, 2.51
+// addendum; wave2-contracts §2, §3): the contract's routes it does not serve answer 501 naming
+// the feature, fields it cannot honour answer 400 naming the field, and the concurrency limit
+// is this host's. The service allows two sandboxes at once; one serves the whole file.
+
+let serve: ServeInstance
+let sandbox: Sandbox
+const opts = () => ({ ...serve.client })
+
+beforeAll(async () => {
+  serve = await startServe(['--max-sandboxes', '2'])
+  sandbox = await Sandbox.create(opts())
+})
+
+afterAll(async () => {
+  if (sandbox !== undefined) await Sandbox.kill(sandbox.sandboxId, opts())
+  const leaks = await serve?.stop()
+  expect(leaks).toEqual([])
+})
+
+/** The error an SDK call rejects with; fails the test if it resolves. */
+async function rejection(call: Promise<unknown>): Promise<Error> {
+  const outcome = await call.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  )
+  if (!('error' in outcome)) throw new Error(`expected a rejection, got ${String(outcome.value)}`)
+  if (!(outcome.error instanceof Error)) throw outcome.error
+  return outcome.error
+}
+
+const NOT_YET = 'not supported by this Sandbar server yet: '
+
+describe('routes Sandbar lacks answer 501 naming the feature', () => {
+  it('snapshots and fork, as the SDK reports them', async () => {
+    const snapshot = await rejection(sandbox.createSnapshot())
+    expect(snapshot).toBeInstanceOf(SandboxError)
+    expect(snapshot.message).toBe(
+      '501: Snapshots are not supported by this Sandbar server yet: it cannot save a sandbox as a template to start others from. Pause the sandbox instead (it keeps its files and processes until it is killed), or copy the files you need into a new sandbox.',
+    )
+    const listed = await rejection(Sandbox.listSnapshots(opts()).nextItems())
+    expect(listed).toBeInstanceOf(SandboxError)
+    expect(listed.message).toMatch(/^501: Snapshots are not supported/)
+    // Deleting a snapshot is DELETE /templates/{id}: no longer a quiet `false`.
+    const deleted = await rejection(Sandbox.deleteSnapshot('no-such-snapshot', opts()))
+    expect(deleted.message).toMatch(/^501: Managing templates is not supported/)
+
+    const fork = await rejection(sandbox.fork())
+    expect(fork).toBeInstanceOf(SandboxError)
+    expect(fork.message).toBe(
+      '501: Forking sandboxes is not supported by this Sandbar server yet: it cannot checkpoint a running sandbox. Create new sandboxes and copy the files they need into them.',
+    )
+    // The sandbox the calls named is untouched.
+    expect((await sandbox.commands.run('echo still')).stdout).toBe('still\n')
+  })
+
+  it('volumes and their content, as VolumeError rather than "not found"', async () => {
+    const created = await rejection(Volume.create('data', opts()))
+    expect(created).toBeInstanceOf(VolumeError)
+    expect(created.message).toBe(
+      '501: Volumes are not supported by this Sandbar server yet: it has no storage that outlives a sandbox. Keep data that must last outside Sandbar, or in a sandbox you pause rather than kill.',
+    )
+    expect((await rejection(Volume.list(opts()))).message).toMatch(/^501: Volumes are not/)
+    const info = await rejection(Volume.getInfo('7d3c1f2e-0000-4000-8000-000000000000', opts()))
+    expect(info).toBeInstanceOf(VolumeError)
+    expect(info).not.toBeInstanceOf(VolumeNotFoundError)
+    expect((await rejection(Volume.destroy('some-volume', opts()))).message).toMatch(/^501: /)
+    // The content API takes a volume token, not the API key (wave2-contracts §2.3).
+    const content = new Volume('some-volume', 'data', 'a-volume-token')
+    const listing = await rejection(content.list('/', { apiUrl: serve.client.apiUrl }))
+    expect(listing).toBeInstanceOf(VolumeError)
+    expect(listing.message).toBe(
+      '501: Volume content is not supported by this Sandbar server yet: it has no volumes, so there is no content to read or write.',
+    )
+  })
+
+  it('secrets, as SecretError rather than "not found"', async () => {
+    const created = await rejection(Secret.create('openai-key', 'sk-secret', opts()))
+    expect(created).toBeInstanceOf(SecretError)
+    expect(created.message).toBe(
+      '501: Secrets are not supported by this Sandbar server yet: it cannot keep values for sandboxes to use. Pass them to the sandbox as environment variables (envs) instead.',
+    )
+    const exists = await rejection(Secret.exists('openai-key', opts()))
+    expect(exists).toBeInstanceOf(SecretError)
+    expect(exists).not.toBeInstanceOf(SecretNotFoundError)
+  })
+
+  it('templates: building, aliases and tags', async () => {
+    const build = await rejection(
+      Template.build(Template().fromImage('debian:bookworm'), 'my-template', opts()),
+    )
+    expect(build).toBeInstanceOf(BuildError)
+    expect(build.message).toBe(
+      "501: Building templates is not supported by this Sandbar server yet: it has only its built-in template 'base' (Debian with python3, node, git and curl). Create sandboxes from 'base' and install what you need in them.",
+    )
+    const exists = await rejection(Template.exists('my-template', opts()))
+    expect(exists).toBeInstanceOf(TemplateError)
+    expect(exists.message).toMatch(/^501: Template aliases are not supported/)
+    const tags = await rejection(Template.getTags('base', opts()))
+    expect(tags).toBeInstanceOf(TemplateError)
+    expect(tags.message).toMatch(/^501: Template tags are not supported/)
+  })
+
+  it('every other such route of the contract, with the method it gives', async () => {
+    const routes: [method: string, path: string, feature: string][] = [
+      ['POST', `/sandboxes/${sandbox.sandboxId}/snapshots`, 'Snapshots are'],
+      ['GET', '/snapshots?sandboxID=x', 'Snapshots are'],
+      ['POST', `/sandboxes/${sandbox.sandboxId}/fork`, 'Forking sandboxes is'],
+      ['GET', '/volumes', 'Volumes are'],
+      ['POST', '/volumes', 'Volumes are'],
+      ['GET', '/volumes/v1', 'Volumes are'],
+      ['DELETE', '/volumes/v1', 'Volumes are'],
+      ['GET', '/secrets', 'Secrets are'],
+      ['POST', '/secrets', 'Secrets are'],
+      ['GET', '/secrets/sec_1', 'Secrets are'],
+      ['POST', '/secrets/sec_1', 'Secrets are'],
+      ['DELETE', '/secrets/sec_1', 'Secrets are'],
+      ['POST', '/v3/templates', 'Building templates is'],
+      ['POST', '/v2/templates', 'Building templates is'],
+      ['POST', '/templates', 'Building templates is'],
+      ['POST', '/templates/t1', 'Building templates is'],
+      ['POST', '/templates/t1/builds/b1', 'Building templates is'],
+      ['POST', '/v2/templates/t1/builds/b1', 'Building templates is'],
+      ['GET', '/templates/t1/builds/b1/status', 'Building templates is'],
+      ['GET', '/templates/t1/builds/b1/logs', 'Building templates is'],
+      ['GET', `/templates/t1/files/${'a'.repeat(64)}`, 'Building templates is'],
+      ['GET', '/templates', 'Managing templates is'],
+      ['GET', '/v2/templates', 'Managing templates is'],
+      ['GET', '/templates/base', 'Managing templates is'],
+      ['PATCH', '/templates/base', 'Managing templates is'],
+      ['PATCH', '/v2/templates/base', 'Managing templates is'],
+      ['DELETE', '/templates/base', 'Managing templates is'],
+      ['POST', '/templates/tags', 'Template tags are'],
+      ['DELETE', '/templates/tags', 'Template tags are'],
+      ['GET', '/templates/base/tags', 'Template tags are'],
+      ['GET', '/templates/aliases/team%2Fbase', 'Template aliases are'],
+      ['GET', '/teams', 'Listing teams is'],
+      ['GET', '/teams/team1/metrics', 'Team metrics are'],
+      ['GET', '/teams/team1/metrics/max?metric=concurrent_sandboxes', 'Team metrics are'],
+      ['POST', '/access-tokens', 'Managing API keys and access tokens is'],
+      ['DELETE', '/access-tokens/a1', 'Managing API keys and access tokens is'],
+      ['GET', '/api-keys', 'Managing API keys and access tokens is'],
+      ['POST', '/api-keys', 'Managing API keys and access tokens is'],
+      ['PATCH', '/api-keys/k1', 'Managing API keys and access tokens is'],
+      ['DELETE', '/api-keys/k1', 'Managing API keys and access tokens is'],
+      ['GET', '/nodes', 'Cluster nodes are'],
+      ['GET', '/nodes/n1', 'Cluster nodes are'],
+      ['POST', '/nodes/n1', 'Cluster nodes are'],
+      ['POST', '/admin/teams/team1/sandboxes/kill', 'The admin API is'],
+      ['GET', '/admin/sandboxes/running-counts', 'The admin API is'],
+      ['POST', '/admin/teams/team1/builds/cancel', 'The admin API is'],
+      ['POST', '/admin/teams/team1/api-keys', 'The admin API is'],
+      ['DELETE', '/admin/teams/team1/api-keys/k1', 'The admin API is'],
+      ['GET', '/events/sandboxes', 'Sandbox lifecycle events are'],
+      ['GET', `/events/sandboxes/${sandbox.sandboxId}`, 'Sandbox lifecycle events are'],
+      ['GET', '/events/webhooks', 'Lifecycle webhooks are'],
+      ['POST', '/events/webhooks', 'Lifecycle webhooks are'],
+      ['GET', '/events/webhooks/w1', 'Lifecycle webhooks are'],
+      ['PATCH', '/events/webhooks/w1', 'Lifecycle webhooks are'],
+      ['DELETE', '/events/webhooks/w1', 'Lifecycle webhooks are'],
+    ]
+    for (const [method, path, feature] of routes) {
+      const answer = await callApi(serve.client, method, path, method === 'GET' ? undefined : {})
+      expect({ route: `${method} ${path}`, ...answer }).toEqual({
+        route: `${method} ${path}`,
+        status: 501,
+        body: { code: 501, message: expect.stringMatching(new RegExp(`^${feature} ${NOT_YET}`)) },
+      })
+    }
+  })
+
+  it('every volume content route, without the API key, with a string code', async () => {
+    const routes = [
+      ['GET', 'path'],
+      ['PATCH', 'path'],
+      ['DELETE', 'path'],
+      ['GET', 'dir'],
+      ['POST', 'dir'],
+      ['GET', 'file'],
+      ['PUT', 'file'],
+    ]
+    for (const [method, resource] of routes) {
+      const answer = await fetch(`${serve.client.apiUrl}/volumecontent/v1/${resource}?path=/a`, {
+        method,
+        headers: { authorization: 'Bearer a-volume-token' },
+      })
+      expect({ route: `${method} ${resource}`, status: answer.status }).toEqual({
+        route: `${method} ${resource}`,
+        status: 501,
+      })
+      expect(await answer.json()).toEqual({
+        code: '501',
+        message: expect.stringMatching(new RegExp(`^Volume content is ${NOT_YET}`)),
+      })
+    }
+  })
+
+  it('keeps E2B 404 for paths the contract does not have, and 401 without a key', async () => {
+    for (const path of ['/no-such-route', `/sandboxes/${sandbox.sandboxId}/no-such-action`]) {
+      expect(await callApi(serve.client, 'GET', path)).toEqual({
+        status: 404,
+        body: { code: 404, message: 'Not Found' },
+      })
+    }
+    expect((await fetch(`${serve.client.apiUrl}/volumes`)).status).toBe(401)
+  })
+})
+
+describe('fields Sandbar cannot honour answer 400 naming the field', () => {
+  /** Sandbox.create's rejection for `options`; no sandbox may be left from it. */
+  async function refusedCreate(options: SandboxOpts): Promise<Error> {
+    const metadata = { refusal: Math.random().toString(36).slice(2) }
+    const error = await rejection(Sandbox.create({ ...opts(), ...options, metadata }))
+    const left = await Sandbox.list({ ...opts(), query: { metadata } }).nextItems()
+    expect(left).toEqual([])
+    return error
+  }
+
+  it('mcp, before the SDK starts a gateway that is not there', async () => {
+    const error = await refusedCreate({ mcp: { exa: { apiKey: 'not-a-key' } } })
+    expect(error).toBeInstanceOf(SandboxError)
+    expect(error.message).toBe(
+      '400: mcp is not supported by this Sandbar server yet: it has no MCP gateway (no mcp-gateway template or binary), so the gateway would not start. Create the sandbox without mcp and run the MCP servers you need inside it.',
+    )
+  })
+
+  it('volumeMounts, through the SDK and raw v1', async () => {
+    const message =
+      'volumeMounts is not supported by this Sandbar server yet: it has no volumes, so nothing would be mounted at those paths and what the sandbox writes there would be lost with it. Create the sandbox without volumeMounts.'
+    const error = await refusedCreate({ volumeMounts: { '/mnt/data': 'data' } })
+    expect(error).toBeInstanceOf(SandboxError)
+    expect(error.message).toBe(`400: ${message}`)
+    const raw = await callApi(serve.client, 'POST', '/sandboxes', {
+      templateID: 'base',
+      volumeMounts: [{ name: 'data', path: '/mnt/data' }],
+    })
+    expect(raw).toEqual({ status: 400, body: { code: 400, message } })
+  })
+
+  it('network rules, egress proxy and HTTPS ports, iam tokens, memoryless auto-pause', async () => {
+    const cases: [SandboxOpts, string][] = [
+      [
+        {
+          network: { rules: { 'api.example.com': [{ transform: { headers: { 'X-Key': 'k' } } }] } },
+        },
+        'network.rules',
+      ],
+      [{ network: { egressProxy: { address: 'proxy.example.com:1080' } } }, 'network.egressProxy'],
+      [{ network: { httpsPorts: [8443] } }, 'network.httpsPorts'],
+      [
+        {
+          iam: {
+            tokens: {
+              aws: Secret.iamToken({ audience: 'sts.amazonaws.com', tokenType: 'JWT-SVID' }),
+            },
+          },
+        },
+        'iam',
+      ],
+      [
+        { lifecycle: { onTimeout: { action: 'pause', keepMemory: false } } },
+        'autoPauseMemory: false (lifecycle onTimeout keepMemory: false)',
+      ],
+    ]
+    for (const [options, field] of cases) {
+      const error = await refusedCreate(options)
+      expect(error).toBeInstanceOf(SandboxError)
+      expect(error.message.startsWith(`400: ${field} is ${NOT_YET}`), error.message).toBe(true)
+    }
+  })
+
+  it('leaves empty values and supported fields alone', async () => {
+    const accepted = await Sandbox.create({
+      ...opts(),
+      volumeMounts: {},
+      network: { rules: {}, allowOut: ['1.1.1.1'], denyOut: ['0.0.0.0/0'] },
+      lifecycle: { onTimeout: { action: 'pause', keepMemory: true }, autoResume: true },
+    })
+    try {
+      expect((await accepted.getInfo()).lifecycle).toEqual({ onTimeout: 'pause', autoResume: true })
+    } finally {
+      await accepted.kill()
+    }
+  })
+
+  it('network updates with rules or an egress proxy', async () => {
+    const rules = await rejection(
+      sandbox.updateNetwork({
+        rules: { 'api.example.com': [{ transform: { headers: { a: 'b' } } }] },
+      }),
+    )
+    expect(rules).toBeInstanceOf(SandboxError)
+    expect(rules.message.startsWith(`400: rules is ${NOT_YET}`), rules.message).toBe(true)
+    const proxy = await rejection(
+      sandbox.updateNetwork({ egressProxy: { address: 'proxy.example.com:1080' } }),
+    )
+    expect(proxy.message.startsWith(`400: egressProxy is ${NOT_YET}`), proxy.message).toBe(true)
+    await sandbox.updateNetwork({ denyOut: ['10.9.8.0/24'] })
+    expect((await sandbox.getInfo()).network?.denyOut).toEqual(['10.9.8.0/24'])
+  })
+
+  it('a pause that drops memory, and a connect that reboots', async () => {
+    const pause = await rejection(sandbox.pause({ keepMemory: false }))
+    expect(pause.message).toBe(
+      "400: memory: false (pause keepMemory: false) is not supported by this Sandbar server yet: its pause always keeps the sandbox's memory and processes. Pause without keepMemory.",
+    )
+    expect((await sandbox.getInfo()).state).toBe('running')
+    const reboot = await rejection(
+      Sandbox.connect(sandbox.sandboxId, { ...opts(), onResume: 'reboot' }),
+    )
+    expect(reboot.message).toBe(
+      "400: memory: false (connect onResume: 'reboot') is not supported by this Sandbar server yet: a paused sandbox always resumes with its memory and processes. Connect without onResume, or kill the sandbox and create a new one.",
+    )
+  })
+})
+
+describe("the concurrency limit is this host's", () => {
+  it('prints the limit at start, and why', () => {
+    expect(serve.output()).toMatch(
+      /^Up to 2 sandboxes at once, as --max-sandboxes says; with every sandbox at its limits this host holds \d+: \d+ by .+\.$/m,
+    )
+  })
+
+  it('refuses the third sandbox with RateLimitError naming the limit and --max-sandboxes', async () => {
+    const second = await Sandbox.create(opts())
+    try {
+      const third = await rejection(Sandbox.create(opts()))
+      expect(third).toBeInstanceOf(RateLimitError)
+      expect(third.message).toBe(
+        'Rate limit exceeded, please try again later - you have reached the maximum number of concurrent sandboxes on this Sandbar server (2). Kill or pause one, or have its operator restart sandbar serve with a higher --max-sandboxes (its start output says what bounds the limit on this host)',
+      )
+    } finally {
+      await second.kill()
+    }
+    const again = await Sandbox.create(opts())
+    await again.kill()
+  })
+})

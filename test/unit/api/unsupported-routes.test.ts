@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest'
+import { UNSUPPORTED_FEATURES, VOLUME_CONTENT } from '../../../src/api/routes/unsupported-routes.js'
+
+const features = [...UNSUPPORTED_FEATURES, VOLUME_CONTENT]
+
+describe('the routes Sandbar refuses with 501', () => {
+  it('name the feature, then what is missing, in one form', () => {
+    for (const { message } of features) {
+      expect(message).toMatch(
+        /^[A-Z][\w ]+ (is|are) not supported by this Sandbar server yet: .+\.$/,
+      )
+    }
+  })
+
+  it('list each route once, so no feature shadows another', () => {
+    const routes = features.flatMap((feature) => feature.routes)
+    expect(new Set(routes).size).toBe(routes.length)
+  })
+
+  it('put the literal template paths before the templateID ones that would match them', () => {
+    const routes: string[] = UNSUPPORTED_FEATURES.flatMap((feature) => feature.routes)
+    for (const method of ['POST', 'DELETE']) {
+      const literal = routes.indexOf(`${method} /templates/tags`)
+      expect(literal).toBeGreaterThanOrEqual(0)
+      expect(literal).toBeLessThan(routes.indexOf(`${method} /templates/:templateID`))
+    }
+  })
+})
