@@ -78,7 +78,7 @@ export async function stageFile(
       content,
       createWriteStream('', { fd: staging.fd, highWaterMark: WRITE_BUFFER_BYTES }),
     )
-    asUser(actor, () => storeMetadata(temp, metadata, target))
+    asUser(actor, () => storeMetadata(staging.content, metadata, target))
   } catch (error) {
     content.destroy()
     discard()
@@ -102,6 +102,12 @@ export async function stageFile(
 interface Staging {
   fd: number
   temp: string
+  /**
+   * The temporary file for calls that follow a symlink at its name (its xattrs): `temp` for
+   * the user, whose credentials bound what a swapped name could reach; for root, a descriptor
+   * of its own, since its directory may be the user's, who could swap the name meanwhile.
+   */
+  content: string
   destination: string
   createdDirs: string[]
   actor: Credentials
@@ -129,7 +135,7 @@ function openStaging(target: string, user: OsUser): Staging {
  */
 function openStagingAsUser(
   target: string,
-): Pick<Staging, 'fd' | 'temp' | 'destination' | 'createdDirs'> {
+): Pick<Staging, 'fd' | 'temp' | 'content' | 'destination' | 'createdDirs'> {
   const existing = statOrUndefined(target)
   if (existing?.isDirectory()) throw new HttpError(400, `path '${target}' is a directory`)
   // Overwriting needs write permission on the file itself, as writing it in place would.
@@ -145,7 +151,7 @@ function openStagingAsUser(
   try {
     fd = openSync(temp, 'wx', 0o600)
     fchmodSync(fd, existing ? existing.mode & 0o777 : 0o644)
-    return { fd, temp, destination, createdDirs }
+    return { fd, temp, content: temp, destination, createdDirs }
   } catch (error) {
     if (fd !== undefined) {
       closeSync(fd)
@@ -167,22 +173,36 @@ function openStagingAsRoot(target: string, user: OsUser): Staging | undefined {
   const name = path.basename(target)
   const temp = stagingName()
   let fd: number | undefined
+  let handle: number | undefined
   try {
     if (!entryExists(dir.entry(name))) fd = createFile(dir, temp, user, 0o644)
+    // The file's own second descriptor, for `content`: the write stream closes `fd`.
+    if (fd !== undefined) handle = openSync(`/proc/self/fd/${fd}`, fsConstants.O_RDONLY)
   } finally {
-    if (fd === undefined) {
+    if (handle === undefined) {
+      if (fd !== undefined) {
+        closeSync(fd)
+        unlinkSync(dir.entry(temp))
+      }
       removeDirs(dir.created)
       dir.release()
     }
   }
-  if (fd === undefined) return undefined
+  if (fd === undefined || handle === undefined) return undefined
+  let held: number | undefined = handle
   return {
     fd,
     temp: dir.entry(temp),
+    content: `/proc/self/fd/${handle}`,
     destination: dir.entry(name),
     createdDirs: dir.created,
     actor: ROOT,
-    release: dir.release,
+    release: () => {
+      // Once only, as `dir.release`: a discard may follow a failed commit.
+      if (held !== undefined) closeSync(held)
+      held = undefined
+      dir.release()
+    },
   }
 }
 

@@ -98,6 +98,51 @@ describe('the default user creates files and directories where E2B lets it', () 
   )
 
   sandboxTest(
+    'a temporary file swapped for a symlink mid-upload lends root no reach',
+    async ({ sandbox, testDir }) => {
+      const dir = `${testDir}/rootdir`
+      const victim = `/root/${uniqueName('sbt-victim')}`
+      await sandbox.commands.run(`mkdir -m 755 ${dir} && echo kept > ${victim}`, { user: 'root' })
+      // The upload pauses after its first chunk: root has then made `sub` (the user's, as on
+      // E2B) and the temporary file in it, still to receive the rest and the metadata.
+      let resume = (): void => {}
+      const resumed = new Promise<void>((resolve) => {
+        resume = resolve
+      })
+      let chunks = 0
+      const body = new ReadableStream<Uint8Array>({
+        async pull(stream) {
+          chunks += 1
+          if (chunks === 2) await resumed
+          stream.enqueue(new TextEncoder().encode(`chunk ${chunks}\n`))
+          if (chunks === 2) stream.close()
+        },
+      })
+      try {
+        const write = sandbox.files
+          .write(`${dir}/sub/x.txt`, body, { metadata: { planted: 'yes' } })
+          .catch((error: unknown) => error)
+        await expect
+          .poll(async () => (await sandbox.commands.run(`ls -A ${dir}/sub || true`)).stdout)
+          .toMatch(/^\.sandbar-upload-/)
+        // As user, in the directory root gave it: the temporary name now points at root's file.
+        const swap = `cd ${dir}/sub && for f in .sandbar-upload-*; do mv "$f" moved; ln -s ${victim} "$f"; done`
+        await sandbox.commands.run(swap)
+        resume()
+        const outcome = await write
+        expect(String(outcome)).not.toMatch(/500/)
+        const info = await sandbox.files.getInfo(victim, { user: 'root' })
+        expect(info).toMatchObject({ type: 'file', owner: 'root' })
+        expect(info.metadata).toBeUndefined()
+        expect(await sandbox.files.read(victim, { user: 'root' })).toBe('kept\n')
+      } finally {
+        resume()
+        await sandbox.commands.run(`rm -f ${victim}`, { user: 'root' })
+      }
+    },
+  )
+
+  sandboxTest(
     'a symlink root planted where a parent would be created is not followed',
     async ({ sandbox }) => {
       const tag = uniqueName('sbt-link')
