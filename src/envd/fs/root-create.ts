@@ -32,13 +32,14 @@ export function mayCreateAsRoot(user: Credentials, error: unknown): boolean {
 
 /** A directory reached as root through descriptors, held open until `release()`. */
 export interface HeldDirectory {
-  /** `name` inside the directory, as a path through envd's descriptor of it. */
+  /**
+   * `name` inside the directory, as a path through envd's descriptor of it; `.` is the
+   * directory itself, whatever its name in its parent has become meanwhile.
+   */
   entry(name: string): string
-  /** The directory itself, as a path through its parent's descriptor (`/` for the root). */
-  self: string
   /** Directories created on the way, outermost first, as paths through their parents. */
   created: string[]
-  /** Closes the descriptors (again: nothing); `entry`, `self` and `created` name nothing then. */
+  /** Closes the descriptors (again: nothing); `entry` and `created` name nothing then. */
   release(): void
 }
 
@@ -54,22 +55,21 @@ export interface HeldDirectory {
 export function holdDirectory(dir: string, owner: Credentials): HeldDirectory | undefined {
   const fds = [openSync('/', DIRECTORY_NO_FOLLOW)]
   const created: string[] = []
-  let self = '/'
   // Once only: a discard may follow a failed commit, and a closed number may be reused.
   const release = (): void => {
     for (const fd of fds.splice(0)) closeSync(fd)
   }
   try {
     for (const name of path.resolve(dir).split(path.sep).filter(Boolean)) {
-      self = `/proc/self/fd/${fds[fds.length - 1]}/${name}`
-      const existing = openOrUndefined(self)
+      const entryPath = `/proc/self/fd/${fds[fds.length - 1]}/${name}`
+      const existing = openOrUndefined(entryPath)
       if (existing !== undefined) {
         fds.push(existing)
         continue
       }
-      mkdirSync(self, { mode: 0o755 })
-      created.push(self)
-      const fd = openSync(self, DIRECTORY_NO_FOLLOW)
+      mkdirSync(entryPath, { mode: 0o755 })
+      created.push(entryPath)
+      const fd = openSync(entryPath, DIRECTORY_NO_FOLLOW)
       fds.push(fd)
       fchownSync(fd, owner.uid, owner.gid)
     }
@@ -80,7 +80,7 @@ export function holdDirectory(dir: string, owner: Credentials): HeldDirectory | 
     throw error
   }
   const fd = fds[fds.length - 1]
-  return { entry: (name) => `/proc/self/fd/${fd}/${name}`, self, created, release }
+  return { entry: (name) => `/proc/self/fd/${fd}/${name}`, created, release }
 }
 
 /**

@@ -213,8 +213,9 @@ function makeDirAsRoot(dir: string, user: OsUser, names: OwnerNames): EntryInfo 
   if (held === undefined) return undefined
   try {
     if (held.created.length === 0) return undefined
-    // Described through its parent's descriptor, under the path the client asked for.
-    return { ...entryInfo(held.self, names), name: path.basename(dir), path: dir }
+    // Described through envd's own descriptor of it, under the path the client asked for: its
+    // parent may be a directory root just gave the user, who could swap the name meanwhile.
+    return { ...entryInfo(held.entry('.'), names), name: path.basename(dir), path: dir }
   } finally {
     held.release()
   }
