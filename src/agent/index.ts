@@ -64,10 +64,28 @@ export interface AgentConfig {
   logger: Logger
 }
 
+/** The template a sandbox starts from: a ready build's layers and envd defaults (§2.4). */
+export interface SandboxTemplate {
+  templateID: string
+  /** Layer IDs in the agent's layer store, lowest first. */
+  layers: string[]
+  defaultUser: string
+  defaultWorkdir: string
+  /** Started in the background once envd answers; create returns when `readyCmd` succeeds. */
+  startCmd?: string
+  /** Retried every 2 s until it exits 0 (§2.5); default `sleep 20` with a start command. */
+  readyCmd?: string
+}
+
 /** What `create` needs to start one sandbox. */
 export interface SandboxRequest {
   sandboxID: string
-  templateID: string
+  template: SandboxTemplate
+  /**
+   * A builder's sandbox: it resolves names through the host's resolver (apt and npm in build
+   * steps), while ordinary sandboxes get none.
+   */
+  build?: boolean
   cpuCount: number
   memoryMB: number
   /** Size of the sandbox's own disk (its writes, files and output), in MiB. */
@@ -102,6 +120,18 @@ export interface SandboxOutput {
   bytesRead: number
 }
 
+/** Template layers by ID (content addresses the builder chooses): `<templates dir>/layers/`. */
+export interface LayerStore {
+  has(layerID: string): Promise<boolean>
+  /**
+   * Makes layer `layerID` from the tree `fill` writes into an empty directory (owners as the
+   * image has them). Atomic: a crash leaves no half layer, and the next start removes the rest.
+   */
+  add(layerID: string, fill: (dir: string) => Promise<void>): Promise<void>
+  /** Removes every layer neither in `keep` nor used by a sandbox; returns the removed IDs. */
+  collect(keep: ReadonlySet<string>): Promise<string[]>
+}
+
 /** What reconcile found at start and did about it. */
 export interface ReconcileReport {
   adopted: string[]
@@ -132,6 +162,13 @@ export interface Agent {
   readOutput(sandboxID: string, from: number): Promise<SandboxOutput>
   /** Removes the sandbox and everything it had on the host. */
   kill(sandboxID: string): Promise<void>
+  /**
+   * Ends the sandbox's processes, keeps what it wrote as layer `layerID` (owners as the image
+   * has them, whiteouts included), then removes the sandbox. How a build step becomes a layer.
+   */
+  commit(sandboxID: string, layerID: string): Promise<void>
+  /** The template layers on this host. */
+  readonly layers: LayerStore
   /** What reconcile did when this agent started. */
   readonly reconciled: ReconcileReport
   /** Stops the agent; sandboxes keep running. */

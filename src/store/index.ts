@@ -162,11 +162,146 @@ export interface SandboxMetricSample {
   diskTotal: number
 }
 
+/** Wire contract §1.3 `TemplateBuildStatus`. */
+export type TemplateBuildStatus = 'waiting' | 'building' | 'ready' | 'error'
+
+/** A template: a team's named sandbox environment, whose builds hold its layers. */
+export interface Template {
+  templateID: string
+  teamID: string
+  /** The alias, unique among the team's live templates; `<team slug>/<name>` from elsewhere. */
+  name: string
+  public: boolean
+  createdAt: Date
+  updatedAt: Date
+  lastSpawnedAt: Date | null
+  spawnCount: number
+  /** Set by `DELETE /templates/{id}`; a deleted template resolves nowhere and is not rebuilt. */
+  deletedAt: Date | null
+}
+
+/** What sandboxes of a ready build need: the agent's layers and envd's defaults (§2.4). */
+export interface BuildResult {
+  /** Layer IDs in the agent's layer store, lowest first. */
+  layers: string[]
+  defaultUser: string
+  defaultWorkdir: string
+  envVars: Record<string, string>
+  /** Started in every new sandbox; create returns once `readyCmd` succeeds (§2.5). */
+  startCmd?: string
+  readyCmd?: string
+}
+
+/** Why a build failed (§1.3 `BuildStatusReason`, without its derived `logEntries`). */
+export interface BuildFailure {
+  message: string
+  step?: string
+}
+
+/** One build of a template (§1.3 `TemplateBuild`). */
+export interface TemplateBuild {
+  buildID: string
+  templateID: string
+  status: TemplateBuildStatus
+  createdAt: Date
+  updatedAt: Date
+  finishedAt: Date | null
+  cpuCount: number
+  memoryMB: number
+  diskSizeMB: number
+  envdVersion: string | null
+  /** The tags this build takes when it becomes ready (§1.4 `POST /v3/templates`). */
+  tags: string[]
+  /** Set once ready. */
+  result: BuildResult | null
+  /** Set once failed. */
+  failure: BuildFailure | null
+}
+
+/** The fields of a build that change after it is registered. */
+export type TemplateBuildPatch = Partial<
+  Pick<TemplateBuild, 'status' | 'updatedAt' | 'finishedAt' | 'envdVersion' | 'result' | 'failure'>
+>
+
+/** A tag pointing at one build of a template (§1.3 `TemplateTag`). */
+export interface TemplateTag {
+  templateID: string
+  tag: string
+  buildID: string
+  createdAt: Date
+}
+
+/** One build log line (§1.3 `BuildLogEntry`). */
+export interface BuildLogEntry {
+  timestamp: Date
+  level: LogLevel
+  message: string
+  /** `base`, `1`..`N`, `finalize` (§2.4). */
+  step?: string
+}
+
+/** Build logs by position (`GET .../status`'s `logsOffset`), at or above `level`. */
+export interface BuildLogQuery {
+  offset: number
+  limit: number
+  level?: LogLevel
+}
+
+/**
+ * Templates, builds, tags and build logs (issue 11): what the template routes and the builder
+ * share. Names compare as stored; the api lower-cases them before they arrive.
+ */
+export interface TemplateStore {
+  /** Stores a new template; throws if the team already has a live template of that name. */
+  insertTemplate(template: Template): Promise<void>
+  /** A template by ID, deleted ones included (the caller tells 404 from "has been deleted"). */
+  getTemplate(templateID: string): Promise<Template | undefined>
+  /** The team's live template of that name. */
+  findTemplate(teamID: string, name: string): Promise<Template | undefined>
+  /** The team's live templates, newest first. */
+  listTemplates(teamID: string): Promise<Template[]>
+  updateTemplate(
+    templateID: string,
+    patch: Partial<Pick<Template, 'public' | 'updatedAt' | 'deletedAt'>>,
+  ): Promise<Template | undefined>
+  /** Counts a sandbox started from the template (`spawnCount`, `lastSpawnedAt`). */
+  recordSpawn(templateID: string, at: Date): Promise<void>
+
+  insertBuild(build: TemplateBuild): Promise<void>
+  getBuild(buildID: string): Promise<TemplateBuild | undefined>
+  /** The template's builds, newest first. */
+  listBuilds(templateID: string): Promise<TemplateBuild[]>
+  /** Applies the patch unless (with `ifStatus`) the build is no longer in one of those states. */
+  updateBuild(
+    buildID: string,
+    patch: TemplateBuildPatch,
+    ifStatus?: TemplateBuildStatus[],
+  ): Promise<TemplateBuild | undefined>
+  /** Builds of every template still `waiting` or `building`: what a restart finds unfinished. */
+  unfinishedBuilds(): Promise<TemplateBuild[]>
+
+  /** Points each tag at the build, replacing where the tag pointed before. */
+  assignTags(templateID: string, tags: string[], buildID: string): Promise<void>
+  /** Removes the tags; returns those that existed. */
+  removeTags(templateID: string, tags: string[]): Promise<string[]>
+  listTags(templateID: string): Promise<TemplateTag[]>
+  getTag(templateID: string, tag: string): Promise<TemplateTag | undefined>
+  /**
+   * Layer IDs that live data references: every ready build of a live template that a tag
+   * points at, or that is the template's newest ready build. Everything else may be collected.
+   */
+  layersInUse(): Promise<Set<string>>
+
+  appendBuildLogs(buildID: string, entries: BuildLogEntry[]): Promise<void>
+  /** The build's log entries in the order appended, filtered by level, then paged. */
+  listBuildLogs(buildID: string, query: BuildLogQuery): Promise<BuildLogEntry[]>
+}
+
 /**
  * The control plane's state (DESIGN.md § State): teams, hashed API keys, sandboxes and their
  * logs. One implementation over Kysely serves SQLite and PostgreSQL alike.
  */
-export interface Store {
+export interface Store extends TemplateStore {
   /** Creates the default team unless one exists; `created` says whether this call made it. */
   ensureFirstTeam(): Promise<{ team: Team; created: boolean }>
   /** Creates a team; throws if the slug is taken. */
