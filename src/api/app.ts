@@ -9,12 +9,20 @@ import { sandboxListRoutes } from './routes/sandbox-lists.js'
 import { sandboxLogRoutes } from './routes/sandbox-logs.js'
 import { sandboxMetricsRoutes } from './routes/sandbox-metrics.js'
 import { sandboxRoutes } from './routes/sandboxes.js'
+import { templateBuildRoutes } from './routes/template-builds.js'
+import { templateTagRoutes } from './routes/template-tags.js'
+import { templateUploadRoutes } from './routes/template-uploads.js'
+import { templateRoutes } from './routes/templates.js'
 import { unsupportedRoutes, volumeContentRoutes } from './routes/unsupported-routes.js'
 import type { SandboxService } from './sandbox-service.js'
+import type { TemplateService } from './template-service.js'
+import type { TemplateUploads } from './template-uploads.js'
 
 export interface ApiAppOptions {
   store: Store
   service: SandboxService
+  templates: TemplateService
+  uploads: TemplateUploads
   /** The sandbox domain sandboxes are reached under (`<port>-<id>.<domain>`). */
   domain: string
   logger: Logger
@@ -28,10 +36,13 @@ export interface ApiAppOptions {
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /** The E2B REST API (wire contract §1): every error leaves as `{code, message}`. */
-export function createApiApp({ store, service, domain, logger }: ApiAppOptions): Hono {
+export function createApiApp(options: ApiAppOptions): Hono {
+  const { store, service, templates, uploads, domain, logger } = options
   const app = new Hono()
   // §1.2: health needs no credentials.
   app.get('/health', (c) => c.body(null, 204))
+  // Signed instead of keyed, and larger than the body limit allows (its own cap).
+  app.route('/', templateUploadRoutes(uploads))
   // Before authentication: a body is refused unread whoever sends it (Content-Length), or as
   // soon as a streamed one passes the limit.
   app.use(
@@ -52,6 +63,10 @@ export function createApiApp({ store, service, domain, logger }: ApiAppOptions):
   app.route('/', sandboxRoutes(service, domain, logger))
   app.route('/', sandboxLifecycleRoutes(service, domain))
   app.route('/', sandboxLogRoutes(service))
+  // Tags first: `/templates/tags` must not be read as `/templates/{templateID}`.
+  app.route('/', templateTagRoutes(templates))
+  app.route('/', templateBuildRoutes(templates, uploads))
+  app.route('/', templateRoutes(templates))
   // The contract's routes Sandbar lacks answer 501; truly unknown paths stay 404 (below).
   app.route('/', unsupportedRoutes())
   app.onError((error, c) => {

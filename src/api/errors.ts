@@ -7,12 +7,13 @@ export type ApiErrorKind =
   | 'forbidden'
   | 'notFound'
   | 'conflict'
+  | 'lengthRequired'
   | 'payloadTooLarge'
   | 'tooManyRequests'
   | 'internal'
   | 'notImplemented'
 
-type ApiErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 501
+type ApiErrorStatus = 400 | 401 | 403 | 404 | 409 | 411 | 413 | 429 | 500 | 501
 
 /** A missing kind fails to compile (STYLE habit 7). */
 const statusOf: Record<ApiErrorKind, ApiErrorStatus> = {
@@ -21,6 +22,7 @@ const statusOf: Record<ApiErrorKind, ApiErrorStatus> = {
   forbidden: 403,
   notFound: 404,
   conflict: 409,
+  lengthRequired: 411,
   payloadTooLarge: 413,
   tooManyRequests: 429,
   internal: 500,
@@ -74,6 +76,8 @@ export const apiErrors = {
     new ApiError('notFound', `tag '${tag}' does not exist for template '${templateID}'`),
   templateForbidden: (templateID: string) =>
     new ApiError('forbidden', `you don't have access to template '${templateID}'`),
+  invalidTemplateReference: (reason: string) =>
+    new ApiError('badRequest', `Invalid template reference: ${reason}`),
   timeoutNotPositive: () => new ApiError('badRequest', 'Timeout must be greater than 0'),
   timeoutTooLong: (maxHours: number) =>
     new ApiError('badRequest', `Timeout cannot be greater than ${maxHours} hours`),

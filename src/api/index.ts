@@ -1,5 +1,6 @@
 import type { Hono } from 'hono'
 import type { Agent } from '../agent/index.js'
+import type { Builder } from '../builder/index.js'
 import type { Logger } from '../logger.js'
 import type { SandboxDirectory } from '../proxy/index.js'
 import type { Store } from '../store/index.js'
@@ -9,16 +10,21 @@ import { sandboxDirectory } from './sandbox-directory.js'
 import { reconcileSandboxes } from './sandbox-reconcile.js'
 import { SandboxService, type SandboxServiceConfig } from './sandbox-service.js'
 import { startTelemetryLoop } from './sandbox-telemetry.js'
+import { TemplateService, type TemplateServiceConfig } from './template-service.js'
+import { TemplateUploads, type TemplateUploadsConfig } from './template-uploads.js'
 
 export { ApiError, apiErrors } from './errors.js'
-/** The sizes every sandbox has (one template so far): what the host's capacity is counted in. */
-export { BASE_TEMPLATE } from './new-sandbox.js'
-export type { SandboxServiceConfig }
+/** The base template's sizes: what the host's capacity is counted in. */
+export { BASE_TEMPLATE } from './template-service.js'
+export type { SandboxServiceConfig, TemplateService, TemplateServiceConfig, TemplateUploadsConfig }
 
-/** What the control plane needs: where state lives, what runs sandboxes, and its limits. */
-export interface ControlPlaneOptions extends SandboxServiceConfig {
+/** What the control plane needs: where state lives, what runs sandboxes and builds, its limits. */
+export interface ControlPlaneOptions extends SandboxServiceConfig, TemplateUploadsConfig {
   store: Store
   agent: Agent
+  builder: Builder
+  /** Template sizes and the build concurrency limit; E2B's defaults when unset. */
+  templateLimits?: TemplateServiceConfig
   logger: Logger
   /** The sandbox domain the proxy serves, returned with every sandbox (§1.3 `domain`). */
   domain: string
@@ -30,6 +36,8 @@ export interface ControlPlane {
   app: Hono
   /** How the proxy finds sandboxes and wakes paused ones. */
   directory: SandboxDirectory
+  /** Templates and builds; `ensureBaseTemplate` is what serve awaits at start. */
+  templates: TemplateService
   /** Stops the expiry and telemetry loops; sandboxes and the store stay as they are. */
   close(): Promise<void>
 }
@@ -41,12 +49,15 @@ export interface ControlPlane {
 export async function createControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { store, agent, logger } = options
   await reconcileSandboxes(store, agent, logger)
-  const service = new SandboxService(store, agent, options, logger)
+  const templates = new TemplateService(store, options.builder, logger, options.templateLimits)
+  const uploads = new TemplateUploads(store, options.builder.files, options)
+  const service = new SandboxService(store, agent, templates, options, logger)
   const expiry = startExpiryLoop(store, service, logger)
   const telemetry = startTelemetryLoop(service.telemetry, logger)
   return {
-    app: createApiApp({ store, service, domain: options.domain, logger }),
+    app: createApiApp({ store, service, templates, uploads, domain: options.domain, logger }),
     directory: sandboxDirectory(store, agent, service),
+    templates,
     close: async () => {
       await Promise.all([expiry.stop(), telemetry.stop()])
     },

@@ -1,33 +1,36 @@
+import type { SandboxTemplate } from '../agent/index.js'
 import type { Sandbox, Team } from '../store/index.js'
-import { apiErrors } from './errors.js'
 import { newAccessToken, newSandboxID } from './sandbox-ids.js'
 import type { NewSandbox } from './schemas/sandbox-requests.js'
+import type { ResolvedTemplate } from './template-resolution.js'
 
-/** The only template this server knows so far, with E2B's base sizes. */
-export const BASE_TEMPLATE = { templateID: 'base', cpuCount: 2, memoryMB: 512, diskSizeMB: 512 }
 /** The envd version sandboxes report: the contract's envd (§3) that our envd implements. */
 const ENVD_VERSION = '0.6.13'
 
-/** The sizes a sandbox of the base template gets. */
-export type BaseTemplate = typeof BASE_TEMPLATE
-
-/** A new sandbox of the base template as the store keeps it (§1.3 NewSandbox defaults). */
+/**
+ * A new sandbox of the resolved template as the store keeps it (§1.3 NewSandbox defaults): the
+ * build's sizes, and its env vars overlaid by the request's.
+ */
 export function newSandbox(
   team: Team,
   body: NewSandbox,
   secure: boolean,
   times: Pick<Sandbox, 'startedAt' | 'endAt' | 'maxEndAt'>,
+  { template, build, result }: ResolvedTemplate,
 ): Sandbox {
   const allowPublicTraffic = body.network?.allowPublicTraffic ?? true
   return {
-    ...BASE_TEMPLATE,
     ...times,
+    templateID: template.templateID,
+    cpuCount: build.cpuCount,
+    memoryMB: build.memoryMB,
+    diskSizeMB: build.diskSizeMB,
     sandboxID: newSandboxID(),
     teamID: team.id,
-    alias: BASE_TEMPLATE.templateID,
+    alias: template.name,
     state: 'running',
     metadata: body.metadata ?? {},
-    envVars: body.envVars ?? {},
+    envVars: { ...result.envVars, ...body.envVars },
     envdAccessToken: secure ? newAccessToken() : null,
     // §4.6: a private sandbox's non-envd ports need `e2b-traffic-access-token`.
     trafficAccessToken: allowPublicTraffic ? null : newAccessToken(),
@@ -47,9 +50,14 @@ export function newSandbox(
   }
 }
 
-/** Template resolution (§1.4), for the one template there is: `base`, optionally `:default`. */
-export function resolveTemplate(reference: string): BaseTemplate {
-  const name = reference.trim().toLowerCase()
-  if (name === 'base' || name === 'base:default') return BASE_TEMPLATE
-  throw apiErrors.templateNotFound(reference)
+/** What the agent starts a sandbox of the resolved template from (§2.4, §2.5). */
+export function sandboxTemplate({ template, result }: ResolvedTemplate): SandboxTemplate {
+  return {
+    templateID: template.templateID,
+    layers: result.layers,
+    defaultUser: result.defaultUser,
+    defaultWorkdir: result.defaultWorkdir,
+    startCmd: result.startCmd,
+    readyCmd: result.readyCmd,
+  }
 }

@@ -10,6 +10,13 @@ export function newSandboxID(): string {
   return id
 }
 
+/** Wire contract §1.1: a template ID is 20 chars from `[a-z0-9]`, no prefix. */
+export function newTemplateID(): string {
+  let id = ''
+  for (let i = 0; i < 20; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)]
+  return id
+}
+
 /** An unguessable token; stored, so it stays the same across pause/resume (§1.4 Tokens). */
 export function newAccessToken(): string {
   return randomBytes(32).toString('hex')

@@ -1,4 +1,9 @@
-import { type Agent, type EgressPolicy, SandboxStateError } from '../agent/index.js'
+import {
+  type Agent,
+  type EgressPolicy,
+  SandboxStateError,
+  type SandboxTemplate,
+} from '../agent/index.js'
 import type { Logger } from '../logger.js'
 import {
   isListed,
@@ -12,12 +17,13 @@ import {
 } from '../store/index.js'
 import { checkedEgressPolicy, refuseUnreachable } from './egress-rules.js'
 import { apiErrors } from './errors.js'
-import { type BaseTemplate, newSandbox, resolveTemplate } from './new-sandbox.js'
+import { newSandbox, sandboxTemplate } from './new-sandbox.js'
 import { SandboxEvents } from './sandbox-events.js'
 import { killIfPresent } from './sandbox-reconcile.js'
 import { SandboxSlots } from './sandbox-slots.js'
 import { SandboxTelemetry } from './sandbox-telemetry.js'
 import type { NetworkUpdate, NewSandbox } from './schemas/sandbox-requests.js'
+import type { TemplateService } from './template-service.js'
 import {
   refuseUnsupportedCreateFields,
   refuseUnsupportedNetworkFields,
@@ -47,6 +53,7 @@ export class SandboxService {
   constructor(
     private readonly store: Store,
     private readonly agent: Agent,
+    private readonly templates: TemplateService,
     private readonly config: SandboxServiceConfig,
     private readonly logger: Logger,
   ) {
@@ -59,7 +66,7 @@ export class SandboxService {
   async create(team: Team, body: NewSandbox, version: 'v1' | 'v2'): Promise<Sandbox> {
     // Before the template: `mcp` makes the SDK ask for `mcp-gateway`, which is not there either.
     refuseUnsupportedCreateFields(body)
-    const template = resolveTemplate(body.templateID)
+    const resolved = await this.templates.resolveForSandbox(team, body.templateID)
     const timeoutS = this.checkTimeout(body.timeout ?? DEFAULT_TIMEOUT_S[version])
     const secure = version === 'v2' || body.secure === true
     if (body.network?.allowPublicTraffic === false && !secure) throw apiErrors.privateNeedsSecure()
@@ -68,11 +75,17 @@ export class SandboxService {
       await this.agent.unreachableNetworks(),
     )
     const now = new Date()
-    const sandbox = newSandbox(team, body, secure, {
-      startedAt: now,
-      endAt: new Date(now.getTime() + timeoutS * 1000),
-      maxEndAt: this.maxEndFrom(now),
-    })
+    const sandbox = newSandbox(
+      team,
+      body,
+      secure,
+      {
+        startedAt: now,
+        endAt: new Date(now.getTime() + timeoutS * 1000),
+        maxEndAt: this.maxEndFrom(now),
+      },
+      resolved,
+    )
     const release = await this.slots.reserve(team.id)
     try {
       // From here the `starting` row holds the team's slot.
@@ -80,10 +93,11 @@ export class SandboxService {
     } finally {
       await release()
     }
-    await this.start(sandbox, template, egress)
+    await this.start(sandbox, sandboxTemplate(resolved), egress)
+    this.templates.recordSpawn(sandbox.templateID)
     // The sandbox runs and is stored: a log write that fails must not turn that into a 500.
     await this.events
-      .record(sandbox, 'created', { templateID: template.templateID })
+      .record(sandbox, 'created', { templateID: sandbox.templateID })
       .catch((error: unknown) => {
         this.logger.error({ err: error, sandboxID: sandbox.sandboxID }, 'recording creation failed')
       })
@@ -102,13 +116,16 @@ export class SandboxService {
    */
   private async start(
     sandbox: Sandbox,
-    template: BaseTemplate,
+    template: SandboxTemplate,
     egress: EgressPolicy,
   ): Promise<void> {
     const { sandboxID } = sandbox
     try {
       await this.agent.create({
-        ...template,
+        template,
+        cpuCount: sandbox.cpuCount,
+        memoryMB: sandbox.memoryMB,
+        diskSizeMB: sandbox.diskSizeMB,
         sandboxID,
         envVars: sandbox.envVars,
         egress,

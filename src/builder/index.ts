@@ -86,3 +86,5 @@ export interface Builder {
   /** Cancels what runs and waits for it to stop. */
   close(): Promise<void>
 }
+
+export { createTemplateFiles, TemplateFileLengthError } from './template-files.js'

@@ -11,16 +11,11 @@ interface UnsupportedFeature {
   routes: readonly RouteSpec[]
 }
 
-/** Sandbar has one template, built in; the template messages say so. */
-const ONLY_BASE =
-  "it has only its built-in template 'base' (Debian with python3, node, git and curl)"
-
 /**
  * The routes of wire contract §1.2 (with its 2.51 addendum) that Sandbar does not serve yet,
  * by feature. Without them the SDK reads the 404 as "sandbox not found" or `false`; a 501 that
  * names the feature tells the user where they stand. A feature leaves this table when its
- * routes are built. Order matters where paths overlap: `/templates/tags` and
- * `/templates/aliases/:alias` come before `/templates/:templateID`.
+ * routes are built.
  */
 export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
   {
@@ -55,36 +50,12 @@ export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
     ],
   },
   {
-    message: `Template tags are not supported by this Sandbar server yet: ${ONLY_BASE}, whose one tag is 'default'.`,
-    routes: ['POST /templates/tags', 'DELETE /templates/tags', 'GET /templates/:templateID/tags'],
-  },
-  {
-    message: `Template aliases are not supported by this Sandbar server yet: ${ONLY_BASE}.`,
-    routes: ['GET /templates/aliases/:alias'],
-  },
-  {
-    message: `Building templates is not supported by this Sandbar server yet: ${ONLY_BASE}. Create sandboxes from 'base' and install what you need in them.`,
+    message:
+      "Legacy template builds are not supported by this Sandbar server yet: the v1 flow pushes a Docker image to a registry Sandbar does not run. Build templates with the SDK's Template() or a current e2b CLI, which use POST /v3/templates.",
     routes: [
-      'POST /v3/templates',
-      'POST /v2/templates',
       'POST /templates',
       'POST /templates/:templateID',
       'POST /templates/:templateID/builds/:buildID',
-      'POST /v2/templates/:templateID/builds/:buildID',
-      'GET /templates/:templateID/builds/:buildID/status',
-      'GET /templates/:templateID/builds/:buildID/logs',
-      'GET /templates/:templateID/files/:hash',
-    ],
-  },
-  {
-    message: `Managing templates is not supported by this Sandbar server yet: ${ONLY_BASE}, which cannot be listed, changed or deleted. Create sandboxes from 'base'.`,
-    routes: [
-      'GET /templates',
-      'GET /v2/templates',
-      'GET /templates/:templateID',
-      'PATCH /templates/:templateID',
-      'PATCH /v2/templates/:templateID',
-      'DELETE /templates/:templateID',
     ],
   },
   {

@@ -16,13 +16,4 @@ describe('the routes Sandbar refuses with 501', () => {
     const routes = features.flatMap((feature) => feature.routes)
     expect(new Set(routes).size).toBe(routes.length)
   })
-
-  it('put the literal template paths before the templateID ones that would match them', () => {
-    const routes: string[] = UNSUPPORTED_FEATURES.flatMap((feature) => feature.routes)
-    for (const method of ['POST', 'DELETE']) {
-      const literal = routes.indexOf(`${method} /templates/tags`)
-      expect(literal).toBeGreaterThanOrEqual(0)
-      expect(literal).toBeLessThan(routes.indexOf(`${method} /templates/:templateID`))
-    }
-  })
 })

@@ -1,0 +1,93 @@
+import { Hono } from 'hono'
+import type { AuthEnv } from '../auth.js'
+import {
+  pageQuerySchema,
+  templateRequestV2Schema,
+  templateRequestV3Schema,
+  templateUpdateSchema,
+} from '../schemas/template-requests.js'
+import { jsonBody, queryParams } from '../schemas/validate.js'
+import { pageOf } from '../template-pages.js'
+import type { TemplateService } from '../template-service.js'
+import {
+  templateLegacy,
+  templateListItem,
+  templateRequestReply,
+  templateWithBuilds,
+} from '../template-views.js'
+
+const DEFAULT_PAGE = 100
+
+/** The template resource routes of wire contract §1.2: register, list, get, update, delete. */
+export function templateRoutes(service: TemplateService) {
+  const app = new Hono<AuthEnv>()
+
+  app.post('/v3/templates', jsonBody(templateRequestV3Schema), async (c) => {
+    const body = c.req.valid('json')
+    const { entry, build } = await service.register(c.get('team'), {
+      ...body,
+      name: body.name ?? body.alias,
+    })
+    return c.json(templateRequestReply(entry, build), 202)
+  })
+
+  // Deprecated: the same registration, answered as §1.3 TemplateLegacy.
+  app.post('/v2/templates', jsonBody(templateRequestV2Schema), async (c) => {
+    const body = c.req.valid('json')
+    const { entry, build } = await service.register(c.get('team'), { ...body, name: body.alias })
+    return c.json({ ...templateLegacy(entry), buildID: build.buildID }, 202)
+  })
+
+  app.get('/templates', async (c) => {
+    const entries = await service.list(c.get('team'))
+    return c.json(entries.map(templateListItem))
+  })
+
+  app.get('/v2/templates', queryParams(pageQuerySchema), async (c) => {
+    const { limit, nextToken } = c.req.valid('query')
+    const entries = await service.list(c.get('team'))
+    const page = pageOf(
+      entries,
+      (entry) => entry.template.templateID,
+      limit === undefined ? DEFAULT_PAGE : Number(limit),
+      nextToken,
+    )
+    if (page.nextToken !== undefined) c.header('X-Next-Token', page.nextToken)
+    return c.json(page.items.map(templateListItem))
+  })
+
+  app.get('/templates/:templateID', queryParams(pageQuerySchema), async (c) => {
+    const { limit, nextToken } = c.req.valid('query')
+    const entry = await service.get(c.get('team'), c.req.param('templateID'))
+    const page = pageOf(
+      entry.builds,
+      (build) => build.buildID,
+      limit === undefined ? DEFAULT_PAGE : Number(limit),
+      nextToken,
+    )
+    if (page.nextToken !== undefined) c.header('X-Next-Token', page.nextToken)
+    return c.json(templateWithBuilds(entry, page.items))
+  })
+
+  app.delete('/templates/:templateID', async (c) => {
+    await service.delete(c.get('team'), c.req.param('templateID'))
+    return c.body(null, 204)
+  })
+
+  // §1.4: infra answers the deprecated update with a JSON `null` body.
+  app.patch('/templates/:templateID', jsonBody(templateUpdateSchema), async (c) => {
+    await service.update(c.get('team'), c.req.param('templateID'), c.req.valid('json'))
+    return c.json(null)
+  })
+
+  app.patch('/v2/templates/:templateID', jsonBody(templateUpdateSchema), async (c) => {
+    const entry = await service.update(
+      c.get('team'),
+      c.req.param('templateID'),
+      c.req.valid('json'),
+    )
+    return c.json({ names: templateListItem(entry).names })
+  })
+
+  return app
+}
