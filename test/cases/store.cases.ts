@@ -10,6 +10,7 @@ import {
   type StoreConfig,
 } from '../../src/store/index.js'
 import { allPages, BASE_TIME, contractHash, sandbox } from '../store/store-fixture.js'
+import { runMigrationCases } from './store-migration.cases.js'
 import { runTemplateStoreCases } from './template-store.cases.js'
 
 /** A stored API key row, read behind the store's back to check what it wrote. */
@@ -502,5 +503,6 @@ export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOp
     })
 
     runTemplateStoreCases(newConfig)
+    runMigrationCases(newConfig)
   })
 }
