@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
 import { rowKeyColumn } from './row-key.js'
 
-/** SQL flavour a migration is built for; it changes nothing but the log table's row key. */
+/** SQL flavour a migration is built for; it changes nothing but the log tables' row keys. */
 export type StoreDialect = 'sqlite' | 'postgres'
 
 /** Teams, API keys, sandboxes with their metadata pairs, and sandbox logs (schema.ts). */
