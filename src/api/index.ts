@@ -13,9 +13,9 @@ import { startTelemetryLoop } from './sandbox-telemetry.js'
 import { TemplateService, type TemplateServiceConfig } from './template-service.js'
 import { TemplateUploads, type TemplateUploadsConfig } from './template-uploads.js'
 
-export { ApiError, apiErrors } from './errors.js'
 /** The base template's sizes: what the host's capacity is counted in. */
-export { BASE_TEMPLATE } from './template-service.js'
+export { BASE_TEMPLATE } from './base-template.js'
+export { ApiError, apiErrors } from './errors.js'
 export type { SandboxServiceConfig, TemplateService, TemplateServiceConfig, TemplateUploadsConfig }
 
 /** What the control plane needs: where state lives, what runs sandboxes and builds, its limits. */

@@ -33,7 +33,7 @@ export function templateBuildRoutes(service: TemplateService, uploads: TemplateU
   })
 
   app.post('/v2/templates/:templateID/builds/:buildID', jsonBody(buildStartSchema), async (c) => {
-    await service.startBuild(
+    await service.builds.start(
       c.get('team'),
       c.req.param('templateID'),
       c.req.param('buildID'),
@@ -48,7 +48,7 @@ export function templateBuildRoutes(service: TemplateService, uploads: TemplateU
     queryParams(buildStatusQuerySchema),
     async (c) => {
       const { logsOffset, limit, level } = c.req.valid('query')
-      const { build, logEntries, reason } = await service.buildStatus(
+      const { build, logEntries, reason } = await service.builds.status(
         c.get('team'),
         c.req.param('templateID'),
         c.req.param('buildID'),
@@ -78,7 +78,7 @@ export function templateBuildRoutes(service: TemplateService, uploads: TemplateU
     queryParams(buildLogsQuerySchema),
     async (c) => {
       const { cursor, limit, direction, level } = c.req.valid('query')
-      const entries = await service.buildLogs(
+      const entries = await service.builds.logs(
         c.get('team'),
         c.req.param('templateID'),
         c.req.param('buildID'),

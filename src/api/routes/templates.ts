@@ -24,7 +24,7 @@ export function templateRoutes(service: TemplateService) {
 
   app.post('/v3/templates', jsonBody(templateRequestV3Schema), async (c) => {
     const body = c.req.valid('json')
-    const { entry, build } = await service.register(c.get('team'), {
+    const { entry, build } = await service.builds.register(c.get('team'), {
       ...body,
       name: body.name ?? body.alias,
     })
@@ -34,7 +34,10 @@ export function templateRoutes(service: TemplateService) {
   // Deprecated: the same registration, answered as §1.3 TemplateLegacy.
   app.post('/v2/templates', jsonBody(templateRequestV2Schema), async (c) => {
     const body = c.req.valid('json')
-    const { entry, build } = await service.register(c.get('team'), { ...body, name: body.alias })
+    const { entry, build } = await service.builds.register(c.get('team'), {
+      ...body,
+      name: body.alias,
+    })
     return c.json({ ...templateLegacy(entry), buildID: build.buildID }, 202)
   })
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { BUILD_FAILURES } from '../../../../src/api/template-service.js'
+import { BUILD_FAILURES } from '../../../../src/api/template-builds.js'
 import { buildResult, readyTemplate, type TemplateApp, templateApp } from './template-app.js'
 
 let t: TemplateApp

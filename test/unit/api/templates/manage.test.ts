@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { BUILD_FAILURES } from '../../../../src/api/template-service.js'
+import { BUILD_FAILURES } from '../../../../src/api/template-builds.js'
 import { sandbox } from '../../../store/store-fixture.js'
 import { readyTemplate, type TemplateApp, templateApp } from './template-app.js'
 
