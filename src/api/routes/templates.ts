@@ -38,7 +38,9 @@ export function templateRoutes(service: TemplateService) {
       ...body,
       name: body.alias,
     })
-    return c.json({ ...templateLegacy(entry), buildID: build.buildID }, 202)
+    const { buildID, cpuCount, memoryMB, diskSizeMB } = build
+    // The new build's, not the newest ready one's a list shows.
+    return c.json({ ...templateLegacy(entry), buildID, cpuCount, memoryMB, diskSizeMB }, 202)
   })
 
   app.get('/templates', async (c) => {

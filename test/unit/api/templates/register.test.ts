@@ -164,6 +164,12 @@ describe('POST /v2/templates (deprecated)', () => {
     expect(body.names).toBeUndefined()
   })
 
+  it('answers the new build’s sizes for a template that has a ready build', async () => {
+    await readyTemplate(t, 'legacy', undefined, { cpuCount: 1, memoryMB: 512 })
+    const response = await t.call('POST', '/v2/templates', { alias: 'legacy', cpuCount: 4 })
+    expect(await response.json()).toMatchObject({ cpuCount: 4, memoryMB: 1024, buildCount: 2 })
+  })
+
   it('requires the alias', async () => {
     const response = await t.call('POST', '/v2/templates', {})
     expect(response.status).toBe(400)
