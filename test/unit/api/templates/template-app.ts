@@ -131,6 +131,9 @@ export type Json = any
 /** A response whose `json()` the tests may read into without casts at every use. */
 export type JsonResponse = Omit<Response, 'json'> & { json(): Promise<Json> }
 
+/** The fixture's upload cap: twice the API's body limit, so uploads show they are exempt. */
+export const UPLOAD_CAP = 2 * 1024 * 1024
+
 export interface TemplateApp {
   app: Hono
   store: Store
@@ -167,7 +170,7 @@ export async function templateApp(): Promise<TemplateApp> {
   const templates = new TemplateService(store, builder, logger)
   const uploads = new TemplateUploads(store, builder.files, {
     uploadKey: randomBytes(32),
-    maxUploadBytes: 1024 * 1024,
+    maxUploadBytes: UPLOAD_CAP,
   })
   const created: SandboxRequest[] = []
   const service = new SandboxService(

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { type TemplateApp, templateApp } from './template-app.js'
+import { type TemplateApp, templateApp, UPLOAD_CAP } from './template-app.js'
 
 let t: TemplateApp
 let templateID: string
@@ -126,13 +126,12 @@ describe('the signed upload', () => {
 
   it('takes bodies over the API’s 1 MiB limit up to its own cap, and refuses more', async () => {
     const { body } = await link()
-    // The fixture's cap is 1 MiB; the API's body limit would refuse this much before.
-    const tooLarge = await put(body.url, 'x', { 'Content-Length': String(1024 * 1024 + 1) })
+    const tooLarge = await put(body.url, 'x', { 'Content-Length': String(UPLOAD_CAP + 1) })
     expect(await tooLarge.json()).toEqual({
       code: 413,
-      message: `an upload may be at most ${1024 * 1024} bytes`,
+      message: `an upload may be at most ${UPLOAD_CAP} bytes`,
     })
-    const atCap = await put(body.url, 'x'.repeat(1024 * 1024))
+    const atCap = await put(body.url, 'x'.repeat(UPLOAD_CAP))
     expect(atCap.status).toBe(200)
   })
 })
