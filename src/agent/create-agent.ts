@@ -10,9 +10,10 @@ import { checkHostLimits, ensureOwnNofile, readHostLimits } from './limits/host-
 import { limitParentCgroup, pidsBudget } from './limits/parent-cgroup.js'
 import { createAddressPool } from './network/address-pool.js'
 import { createNetworkManager } from './network/network-manager.js'
+import { pathExists } from './path-exists.js'
 import { reconcile } from './reconcile.js'
-import { ensureBaseTemplate } from './rootfs/base-template.js'
-import type { TemplateLayers } from './rootfs/rootfs.js'
+import { HostLayerStore } from './rootfs/layer-store.js'
+import { copyUpperAsLayer } from './rootfs/upper-layer.js'
 import { ensureToolbox } from './rootfs/toolbox.js'
 import type { Runtime } from './runtime/runtime.js'
 import { RuntimeSet } from './runtime/runtime-set.js'
@@ -24,14 +25,12 @@ import {
 } from './sandbox-host.js'
 import { readOutputLines } from './sandbox-output.js'
 import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.js'
+import { startTemplateCommand } from './template-command.js'
 import { checkSubordinateIDs } from './subordinate-ids.js'
 import { ID_RANGES, sandboxIDMap } from './user-namespace.js'
 
 /** How long a new sandbox's envd may take to answer, unless the config says otherwise. */
 const ENVD_START_TIMEOUT_MS = 15_000
-
-/** The user and workdir of the base template (wire contract §2.4 defaults). */
-const TEMPLATE_USER = { defaultUser: 'user', defaultWorkdir: '/home/user' }
 
 /**
  * Starts an agent: prepares the toolbox, the base template and the network table, then
@@ -83,11 +82,17 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     }),
     records: new SandboxRecords(sandboxesDir),
   }
-  const templates = new Map<string, TemplateLayers>([
-    ['base', await ensureBaseTemplate({ dataDir: config.templatesDir ?? config.dataDir, logger })],
-  ])
+  const layers = new HostLayerStore(
+    path.join(config.templatesDir ?? config.dataDir, 'layers'),
+    async () => {
+      const records = await parts.records.all()
+      return new Set(records.flatMap(({ record }) => record?.layers ?? []))
+    },
+    logger,
+  )
+  await layers.open()
   const reconciled = await reconcile(parts, logger)
-  return new HostAgent(parts, templates, reconciled)
+  return new HostAgent(parts, layers, reconciled)
 }
 
 class HostAgent implements Agent {
@@ -98,20 +103,25 @@ class HostAgent implements Agent {
 
   constructor(
     private readonly parts: HostParts,
-    private readonly templates: Map<string, TemplateLayers>,
+    readonly layers: HostLayerStore,
     readonly reconciled: Agent['reconciled'],
   ) {}
 
   async create(request: SandboxRequest): Promise<SandboxInfo> {
-    const layers = this.templates.get(request.templateID)
-    if (!layers) throw new TemplateNotFoundError(request.templateID)
+    const { template } = request
+    const layers = template.layers.map((layerID) => this.layers.path(layerID))
+    for (const layer of layers) {
+      if (!(await pathExists(layer))) throw new TemplateNotFoundError(template.templateID)
+    }
     const { config } = this.parts
     return this.exclusive(request.sandboxID, async () => {
       // Handed to envd at start (see sandbox-host.ts); only `/init` pushes carrying it apply.
       const envdControlSecret = randomBytes(32).toString('base64url')
       const record = await this.reserve({
         sandboxID: request.sandboxID,
-        templateID: request.templateID,
+        templateID: template.templateID,
+        layers: template.layers,
+        build: request.build,
         runtime: config.runtime,
         cpuCount: request.cpuCount,
         memoryMB: request.memoryMB,
@@ -126,6 +136,7 @@ class HostAgent implements Agent {
       const { slot } = record
       const log = config.logger.child({ sandboxID: request.sandboxID })
       try {
+        const started = performance.now()
         const network = await startSandboxHost(this.parts, record, layers)
         const url = envdURL(network.sandboxAddress)
         await waitForEnvd(url, {
@@ -139,17 +150,25 @@ class HostAgent implements Agent {
         const init = {
           envVars: request.envVars,
           accessToken: request.accessToken,
-          ...TEMPLATE_USER,
+          defaultUser: template.defaultUser,
+          defaultWorkdir: template.defaultWorkdir,
         }
         await initEnvd(url, init, envdControlSecret)
         await verifyEnvdLock(url, init)
+        if (template.startCmd !== undefined) {
+          await startTemplateCommand({ url, accessToken: request.accessToken }, template, log)
+        }
         const running: SandboxRecord = {
           ...record,
           address: network.sandboxAddress,
           state: 'running',
         }
         await this.parts.records.save(running)
-        log.info({ address: network.sandboxAddress, slot }, 'sandbox created')
+        const durationMs = Math.round(performance.now() - started)
+        log.info(
+          { address: network.sandboxAddress, slot, templateID: template.templateID, durationMs },
+          'sandbox created',
+        )
         return info(running)
       } catch (error) {
         log.error({ err: error }, 'sandbox create failed; removing what was made')
@@ -205,6 +224,17 @@ class HostAgent implements Agent {
       await this.existing(sandboxID)
       await removeSandboxHost(this.parts, sandboxID)
       this.parts.config.logger.info({ sandboxID }, 'sandbox killed')
+    })
+  }
+
+  commit(sandboxID: string, layerID: string): Promise<void> {
+    return this.exclusive(sandboxID, async () => {
+      const record = await this.existing(sandboxID)
+      // Its processes end first: a layer is what the sandbox wrote, not what it is writing.
+      await this.parts.runtimes.get(record.runtime).remove(this.containerID(sandboxID))
+      const { upper } = sandboxPaths(this.parts.records, sandboxID)
+      await this.layers.add(layerID, (dir) => copyUpperAsLayer(upper, dir, record.idMap))
+      await removeSandboxHost(this.parts, sandboxID)
     })
   }
 

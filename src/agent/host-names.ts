@@ -41,3 +41,6 @@ export function parentCgroupPath(prefix: string): string {
 export function nftTableName(prefix: string): string {
   return `sandbar_${prefix}`
 }
+
+/** The host name of every sandbox; the base template's /etc/hostname and /etc/hosts name it. */
+export const SANDBOX_HOSTNAME = 'sandbox'

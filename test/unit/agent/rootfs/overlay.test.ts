@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { overlayLowerDirs, overlayOptions } from '../../../../src/agent/rootfs/overlay.js'
+import { overlayOptions } from '../../../../src/agent/rootfs/overlay.js'
 
 describe('overlayOptions', () => {
   it('lists lowerdir top-first although layers come lowest first', () => {
@@ -23,11 +23,3 @@ describe('overlayOptions', () => {
   })
 })
 
-describe('overlayLowerDirs', () => {
-  it("lists an overlay's lower directories from its mount options", () => {
-    expect(
-      overlayLowerDirs('rw,lowerdir=/s/a/layers/base-1:/s/a/layers/top,upperdir=/u,workdir=/w'),
-    ).toEqual(['/s/a/layers/base-1', '/s/a/layers/top'])
-    expect(overlayLowerDirs('rw,relatime')).toEqual([])
-  })
-})
