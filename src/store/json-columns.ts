@@ -1,7 +1,9 @@
 import * as z from 'zod/mini'
-import type { SandboxLifecycle, SandboxNetwork } from './index.js'
+import type { BuildFailure, BuildResult, SandboxLifecycle, SandboxNetwork } from './index.js'
 
 const stringMap = z.record(z.string(), z.string())
+
+const stringList = z.array(z.string())
 
 const network = z.object({
   allowOut: z.array(z.string()),
@@ -16,6 +18,17 @@ const lifecycle = z.object({
   keepMemory: z.boolean(),
 })
 
+const buildResult = z.object({
+  layers: stringList,
+  defaultUser: z.string(),
+  defaultWorkdir: z.string(),
+  envVars: stringMap,
+  startCmd: z.optional(z.string()),
+  readyCmd: z.optional(z.string()),
+})
+
+const buildFailure = z.object({ message: z.string(), step: z.optional(z.string()) })
+
 /**
  * JSON columns are text on both dialects (schema.ts); these decode them, so a row edited by
  * hand or written by a newer version fails loudly here instead of deep inside a route.
@@ -24,4 +37,7 @@ export const jsonColumns = {
   stringMap: (text: string): Record<string, string> => stringMap.parse(JSON.parse(text)),
   network: (text: string): SandboxNetwork => network.parse(JSON.parse(text)),
   lifecycle: (text: string): SandboxLifecycle => lifecycle.parse(JSON.parse(text)),
+  stringList: (text: string): string[] => stringList.parse(JSON.parse(text)),
+  buildResult: (text: string): BuildResult => buildResult.parse(JSON.parse(text)),
+  buildFailure: (text: string): BuildFailure => buildFailure.parse(JSON.parse(text)),
 }

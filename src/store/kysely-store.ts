@@ -1,5 +1,8 @@
 import type { Kysely } from 'kysely'
+import { buildLogQueries } from './build-log-queries.js'
+import { buildQueries } from './build-queries.js'
 import type { Store } from './index.js'
+import { layerQueries } from './layer-queries.js'
 import { logQueries } from './log-queries.js'
 import { metricQueries } from './metric-queries.js'
 import type { StoreDialect } from './migrations/0001-init.js'
@@ -7,7 +10,9 @@ import { retentionQueries } from './retention-queries.js'
 import { listSandboxes } from './sandbox-list.js'
 import { sandboxQueries } from './sandbox-queries.js'
 import type { Database } from './schema.js'
+import { tagQueries } from './tag-queries.js'
 import { teamQueries } from './team-queries.js'
+import { templateQueries } from './template-queries.js'
 import type { TokenSeal } from './token-seal.js'
 
 /** The one Store implementation: every query is written once, for both dialects. */
@@ -23,6 +28,11 @@ export function createKyselyStore(
     ...logQueries(db, dialect),
     ...metricQueries(db),
     ...retentionQueries(db),
+    ...templateQueries(db),
+    ...buildQueries(db),
+    ...tagQueries(db),
+    ...layerQueries(db),
+    ...buildLogQueries(db),
     close: () => db.destroy(),
   }
 }

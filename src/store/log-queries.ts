@@ -1,17 +1,9 @@
 import { type Kysely, sql, type Transaction } from 'kysely'
-import * as z from 'zod/mini'
-import type { LogLevel, LogQuery, SandboxLogEntry } from './index.js'
+import type { LogQuery, SandboxLogEntry } from './index.js'
 import { jsonColumns } from './json-columns.js'
+import { levelsFrom, logLevel } from './log-levels.js'
 import type { StoreDialect } from './migrations/0001-init.js'
 import type { Database } from './schema.js'
-
-const LEVELS = ['debug', 'info', 'warn', 'error'] as const
-const level = z.enum(LEVELS)
-
-/** The levels at or above `lowest`. */
-function levelsFrom(lowest: LogLevel): LogLevel[] {
-  return LEVELS.slice(LEVELS.indexOf(lowest))
-}
 
 /** Sandbox logs, keyed by team and sandbox ID like E2B's log labels (they outlive the row). */
 export function logQueries(db: Kysely<Database>, dialect: StoreDialect) {
@@ -48,7 +40,7 @@ export function logQueries(db: Kysely<Database>, dialect: StoreDialect) {
         .execute()
       return rows.map((row) => ({
         timestamp: new Date(row.ts),
-        level: level.parse(row.level),
+        level: logLevel.parse(row.level),
         message: row.message,
         fields: jsonColumns.stringMap(row.fields),
       }))

@@ -18,6 +18,10 @@ export interface Database {
   sandbox_logs: SandboxLogTable
   sandbox_metrics: SandboxMetricTable
   sandbox_output_cursors: SandboxOutputCursorTable
+  templates: TemplateTable
+  template_builds: TemplateBuildTable
+  template_tags: TemplateTagTable
+  template_build_logs: TemplateBuildLogTable
 }
 
 export interface TeamTable {
@@ -99,4 +103,52 @@ export interface SandboxMetricTable {
 export interface SandboxOutputCursorTable {
   sandbox_id: string
   bytes_read: number
+}
+
+/** A template; `deleted_at` set means deleted, and its name is free for a new template. */
+export interface TemplateTable {
+  template_id: string
+  team_id: string
+  name: string
+  public: number
+  created_at: number
+  updated_at: number
+  last_spawned_at: number | null
+  spawn_count: number
+  deleted_at: number | null
+}
+
+export interface TemplateBuildTable {
+  build_id: string
+  template_id: string
+  status: string
+  created_at: number
+  updated_at: number
+  finished_at: number | null
+  cpu_count: number
+  memory_mb: number
+  disk_size_mb: number
+  envd_version: string | null
+  /** JSON array of the tags the build takes when ready. */
+  tags: string
+  /** JSON `BuildResult`, once ready. */
+  result: string | null
+  /** JSON `BuildFailure`, once failed. */
+  failure: string | null
+}
+
+export interface TemplateTagTable {
+  template_id: string
+  tag: string
+  build_id: string
+  created_at: number
+}
+
+export interface TemplateBuildLogTable {
+  id: Generated<number>
+  build_id: string
+  ts: number
+  level: string
+  message: string
+  step: string | null
 }

@@ -10,6 +10,8 @@ import {
   type StoreConfig,
 } from '../../src/store/index.js'
 import { allPages, BASE_TIME, contractHash, sandbox } from '../store/store-fixture.js'
+import { runMigrationCases } from './store-migration.cases.js'
+import { runTemplateStoreCases } from './template-store.cases.js'
 
 /** A stored API key row, read behind the store's back to check what it wrote. */
 export interface RawApiKeyRow {
@@ -19,8 +21,8 @@ export interface RawApiKeyRow {
 
 export interface StoreCaseOptions {
   name: string
-  /** A store over an empty database, and the config that opens that database again. */
-  newStore(): Promise<{ store: Store; config: StoreConfig }>
+  /** The config of a new, empty database. */
+  newConfig(): Promise<StoreConfig>
   /** Every `api_keys` row of the database behind `config`, read without the store. */
   readApiKeys(config: StoreConfig): Promise<RawApiKeyRow[]>
   /** Runs one SQL statement on the database behind `config`, without the store. */
@@ -28,7 +30,13 @@ export interface StoreCaseOptions {
 }
 
 /** The Store suite, run against every backend (STYLE.md habit 3). */
-export function runStoreCases({ name, newStore, readApiKeys, sql }: StoreCaseOptions): void {
+export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOptions): void {
+  /** A store over an empty database, and the config that opens that database again. */
+  async function newStore(): Promise<{ store: Store; config: StoreConfig }> {
+    const config = await newConfig()
+    return { store: await createStore(config), config }
+  }
+
   describe(`${name} store`, () => {
     const open: Store[] = []
     afterEach(async () => {
@@ -493,5 +501,8 @@ export function runStoreCases({ name, newStore, readApiKeys, sql }: StoreCaseOpt
       expect(Object.fromEntries(latest)).toEqual({ ia: sample(15, 99.75), ib: sample(7, 12) })
       expect((await store.latestMetrics(teamID, [])).size).toBe(0)
     })
+
+    runTemplateStoreCases(newConfig)
+    runMigrationCases(newConfig)
   })
 }

@@ -5,7 +5,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import * as z from 'zod/mini'
-import { createStore, type StoreConfig } from '../../src/store/index.js'
+import type { StoreConfig } from '../../src/store/index.js'
 import { type RawApiKeyRow, runStoreCases } from '../cases/store.cases.js'
 import { POSTGRES_BIN, PostgresCluster } from './postgres-cluster.js'
 import { TEST_TOKEN_KEY } from './store-fixture.js'
@@ -63,10 +63,9 @@ describe('sqlite', () => {
 
   runStoreCases({
     name: 'sqlite',
-    async newStore() {
+    async newConfig() {
       files += 1
-      const config = { sqlitePath: join(dir, `store-${files}.sqlite`), tokenKey: TEST_TOKEN_KEY }
-      return { store: await createStore(config), config }
+      return { sqlitePath: join(dir, `store-${files}.sqlite`), tokenKey: TEST_TOKEN_KEY }
     },
     async readApiKeys(config: StoreConfig): Promise<RawApiKeyRow[]> {
       return parseApiKeys(await sqliteRows(config, KEY_COLUMNS))
@@ -83,9 +82,8 @@ if (PostgresCluster.available()) {
 
     runStoreCases({
       name: 'postgres',
-      async newStore() {
-        const config = { postgresUrl: await cluster.newDatabase(), tokenKey: TEST_TOKEN_KEY }
-        return { store: await createStore(config), config }
+      async newConfig() {
+        return { postgresUrl: await cluster.newDatabase(), tokenKey: TEST_TOKEN_KEY }
       },
       async readApiKeys(config: StoreConfig): Promise<RawApiKeyRow[]> {
         return parseApiKeys(await postgresRows(config, KEY_COLUMNS))

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
+import { rowKeyColumn } from './row-key.js'
 
-/** SQL flavour a migration is built for; it changes nothing but the log table's row key. */
+/** SQL flavour a migration is built for; it changes nothing but the log tables' row keys. */
 export type StoreDialect = 'sqlite' | 'postgres'
 
 /** Teams, API keys, sandboxes with their metadata pairs, and sandbox logs (schema.ts). */
@@ -83,16 +84,13 @@ async function createSandboxTables(db: Kysely<unknown>): Promise<void> {
 /**
  * Logs outlive their sandbox (E2B serves logs of killed sandboxes by team and sandbox ID), so
  * they carry the team and have no foreign key. The row key orders entries of the same
- * millisecond; auto-increment is the one construct the two dialects spell differently.
+ * millisecond.
  */
 async function createLogTable(db: Kysely<unknown>, dialect: StoreDialect): Promise<void> {
+  const rowKey = rowKeyColumn(dialect)
   await db.schema
     .createTable('sandbox_logs')
-    .addColumn('id', dialect === 'sqlite' ? 'integer' : 'bigint', (col) =>
-      dialect === 'sqlite'
-        ? col.primaryKey().autoIncrement()
-        : col.primaryKey().generatedAlwaysAsIdentity(),
-    )
+    .addColumn('id', rowKey.type, rowKey.build)
     .addColumn('team_id', 'text', (col) => col.notNull())
     .addColumn('sandbox_id', 'text', (col) => col.notNull())
     .addColumn('ts', 'bigint', (col) => col.notNull())

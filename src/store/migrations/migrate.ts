@@ -2,21 +2,26 @@ import type { Kysely } from 'kysely'
 import { type Migration, Migrator } from 'kysely/migration'
 import { initMigration, type StoreDialect } from './0001-init.js'
 import { telemetryMigration } from './0002-telemetry.js'
+import { templatesMigration } from './0003-templates.js'
 
 /**
  * The migrations in order. Listed here rather than read from the folder, so the bundled
  * `sandbar` carries them. Kysely records applied ones in `kysely_migration`; on PostgreSQL its
  * advisory lock lets several api instances start together and migrate once.
  */
-function migrations(dialect: StoreDialect): Record<string, Migration> {
-  return { '0001-init': initMigration(dialect), '0002-telemetry': telemetryMigration }
+export function storeMigrations(dialect: StoreDialect): Record<string, Migration> {
+  return {
+    '0001-init': initMigration(dialect),
+    '0002-telemetry': telemetryMigration,
+    '0003-templates': templatesMigration(dialect),
+  }
 }
 
 /** Applies every migration the database has not seen; throws the first failure. */
 export async function migrateToLatest<T>(db: Kysely<T>, dialect: StoreDialect): Promise<void> {
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => migrations(dialect) },
+    provider: { getMigrations: async () => storeMigrations(dialect) },
   })
   const { error } = await migrator.migrateToLatest()
   if (error !== undefined) throw error
