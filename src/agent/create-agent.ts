@@ -13,8 +13,8 @@ import { createNetworkManager } from './network/network-manager.js'
 import { pathExists } from './path-exists.js'
 import { reconcile } from './reconcile.js'
 import { HostLayerStore } from './rootfs/layer-store.js'
-import { copyUpperAsLayer } from './rootfs/upper-layer.js'
 import { ensureToolbox } from './rootfs/toolbox.js'
+import { copyUpperAsLayer } from './rootfs/upper-layer.js'
 import type { Runtime } from './runtime/runtime.js'
 import { RuntimeSet } from './runtime/runtime-set.js'
 import {
@@ -25,8 +25,8 @@ import {
 } from './sandbox-host.js'
 import { readOutputLines } from './sandbox-output.js'
 import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.js'
-import { startTemplateCommand } from './template-command.js'
 import { checkSubordinateIDs } from './subordinate-ids.js'
+import { startTemplateCommand } from './template-command.js'
 import { ID_RANGES, sandboxIDMap } from './user-namespace.js'
 
 /** How long a new sandbox's envd may take to answer, unless the config says otherwise. */

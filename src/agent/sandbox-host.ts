@@ -83,7 +83,9 @@ export async function startSandboxHost(
       { source: parts.toolbox.dir, destination: parts.toolbox.mountPoint },
       // A build step's apt-get and npm need names resolved; other sandboxes keep the
       // template's own resolver (templates point it at nothing: debian-base.ts).
-      ...(record.build === true ? [{ source: '/etc/resolv.conf', destination: '/etc/resolv.conf' }] : []),
+      ...(record.build === true
+        ? [{ source: '/etc/resolv.conf', destination: '/etc/resolv.conf' }]
+        : []),
     ],
     netnsPath: network.value.netnsPath,
     cgroupsPath: names.cgroupPath,

@@ -1,6 +1,6 @@
 import { type EnvdCommand, EnvdProcessClient, type EnvdTarget } from '../envd/index.js'
-import type { SandboxTemplate } from './index.js'
 import type { Logger } from '../logger.js'
+import type { SandboxTemplate } from './index.js'
 
 /** How long create waits for a template's ready command before giving up on the sandbox. */
 const READY_TIMEOUT_MS = 60_000

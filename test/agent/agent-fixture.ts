@@ -12,9 +12,8 @@ import {
 } from '../../src/agent/index.js'
 import { pathExists } from '../../src/agent/path-exists.js'
 import { type SandboxRecord, SandboxRecords } from '../../src/agent/sandbox-record.js'
-import { leftoverCgroupDirs } from './cgroup-probe.js'
-
 import { TEMPLATE_CACHE } from './base-layer.js'
+import { leftoverCgroupDirs } from './cgroup-probe.js'
 
 export { TEMPLATE_CACHE }
 

@@ -26,7 +26,14 @@ describe('reconcile', () => {
     const id = sandboxID()
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'test/agent/agent-process.ts', JSON.stringify(config), id, inject('baseLayerID')],
+      [
+        '--import',
+        'tsx',
+        'test/agent/agent-process.ts',
+        JSON.stringify(config),
+        id,
+        inject('baseLayerID'),
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     )
     const exited = once(child, 'exit')

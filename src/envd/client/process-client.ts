@@ -100,10 +100,12 @@ export class EnvdProcessClient {
    */
   async start(command: EnvdCommand): Promise<StartedCommand> {
     const detach = new AbortController()
-    const events = this.client.start(this.request(command), {
-      headers: this.headers(command.user),
-      signal: detach.signal,
-    })[Symbol.asyncIterator]()
+    const events = this.client
+      .start(this.request(command), {
+        headers: this.headers(command.user),
+        signal: detach.signal,
+      })
+      [Symbol.asyncIterator]()
     for (;;) {
       const next = await events.next()
       if (next.done === true) throw new Error(`envd did not start '${command.cmd}'`)

@@ -22,4 +22,3 @@ describe('overlayOptions', () => {
     expect(() => overlayOptions({ lower: [], upper: '/u', work: '/w' })).toThrow('at least one')
   })
 })
-
