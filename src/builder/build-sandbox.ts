@@ -70,10 +70,7 @@ export class BuildSandbox implements StepSandbox {
     return new BuildSandbox(agent, sandboxID, info.envdURL, accessToken, signal)
   }
 
-  async run(
-    argv: string[],
-    options: Parameters<StepSandbox['run']>[1],
-  ): Promise<number> {
+  async run(argv: string[], options: Parameters<StepSandbox['run']>[1]): Promise<number> {
     const [cmd = '', ...args] = argv
     const result = await this.client.run(
       { cmd, args, user: options.user, cwd: options.cwd, envs: options.envs },

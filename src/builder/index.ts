@@ -88,3 +88,6 @@ export interface Builder {
   /** Cancels what runs and waits for it to stop. */
   close(): Promise<void>
 }
+
+export { DEBIAN_BASE_IMAGES } from './base/debian-base.js'
+export { type BuilderConfig, createBuilder } from './create-builder.js'

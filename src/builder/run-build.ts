@@ -3,7 +3,13 @@ import type { Logger } from '../logger.js'
 import type { BuildResult } from '../store/index.js'
 import { type BaseLayers, prepareBase } from './base/base-phase.js'
 import { BuildSandbox } from './build-sandbox.js'
-import type { BuildLogLine, BuildReporter, BuildRequest, BuildStep, TemplateFiles } from './index.js'
+import type {
+  BuildLogLine,
+  BuildReporter,
+  BuildRequest,
+  BuildStep,
+  TemplateFiles,
+} from './index.js'
 import { layerID } from './layer-ids.js'
 import {
   applyStep,
@@ -118,7 +124,11 @@ async function build(
     )
   }
   const layers = await phase('finalize', () => finalize(state, request, tools, signal, log))
-  const result: BuildResult = { layers, ...templateDefaults(state.context), envVars: state.context.env }
+  const result: BuildResult = {
+    layers,
+    ...templateDefaults(state.context),
+    envVars: state.context.env,
+  }
   if (request.startCmd !== undefined) {
     result.startCmd = request.startCmd
     // §2.5: with a start command and no ready command, E2B waits 20 s.
@@ -231,7 +241,9 @@ async function checkStartCommand(
 }
 
 /** §2.4: the last USER and WORKDIR; without a WORKDIR the user's home. */
-function templateDefaults(context: BuildContext): Pick<BuildResult, 'defaultUser' | 'defaultWorkdir'> {
+function templateDefaults(
+  context: BuildContext,
+): Pick<BuildResult, 'defaultUser' | 'defaultWorkdir'> {
   const home = context.user === 'root' ? '/root' : `/home/${context.user}`
   return { defaultUser: context.user, defaultWorkdir: context.workdir ?? home }
 }
