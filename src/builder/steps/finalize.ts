@@ -1,6 +1,7 @@
 import type { StepSandbox } from './build-context.js'
 import { runStepScript } from './run-script.js'
 import { FINALIZE_SCRIPT } from './step-scripts.js'
+import { sudoersFile } from './user-step.js'
 
 /**
  * The finalize phase's configuration (§2.4): user `user`, its sudo and home, /usr/local and
@@ -8,7 +9,7 @@ import { FINALIZE_SCRIPT } from './step-scripts.js'
  * `e2bMetadata`'s, written on its own.
  */
 export async function finalizeTemplate(sandbox: StepSandbox): Promise<void> {
-  await runStepScript(sandbox, 'finalize failed', FINALIZE_SCRIPT, [])
+  await runStepScript(sandbox, 'finalize failed', FINALIZE_SCRIPT, [sudoersFile('user')])
 }
 
 /** Where §2.4 puts the build's identity inside the template. */

@@ -85,9 +85,10 @@ if [ "$sudo" = true ]; then grant_sudo "$name" "$sudoers_file" || fail "cannot g
  * The finalize phase's configuration (§2.4), as root: user \`user\` (uid 1000 when free) with
  * /home/user from /etc/skel, in the sudo/wheel group where one exists, passwordless sudo and no
  * password; /home/user owned by it; /usr/local writable by all, and /code (777). Nothing in it
- * depends on the build, so its layer is cached like any step's.
+ * depends on the build, so its layer is cached like any step's. argv: the sudoers drop-in's name.
  */
 export const FINALIZE_SCRIPT = `${SHELL_LIBRARY}
+sudoers_file=$1
 if ! passwd_entry user; then
   uid=
   id_used /etc/passwd 1000 || uid=1000
@@ -103,7 +104,7 @@ if command -v usermod >/dev/null 2>&1; then
     has_entry /etc/group "$group" && usermod -a -G "$group" user
   done
 fi
-grant_sudo user user || fail "cannot give user sudo"
+grant_sudo user "$sudoers_file" || fail "cannot give user sudo"
 chown -R "user:$pw_gid" /home/user || fail "cannot give /home/user to user"
 if [ -d /usr/local ]; then chmod -R 777 /usr/local || fail "cannot open /usr/local"; fi
 mkdir -p /code && chmod 777 /code || fail "cannot create /code"
