@@ -18,8 +18,9 @@ export const RUN_SCRIPT =
  */
 export const COPY_SCRIPT = `${SHELL_LIBRARY}
 archive=$1 base=$2 glob=$3 dest=$4 dest_dir=$5 owner=$6 mode=$7 user=$8
+unpack=
+trap 'rm -rf "$archive" \${unpack:+"$unpack"}' EXIT
 unpack=$(mktemp -d /tmp/sandbar-copy.XXXXXX) || fail "cannot make a directory in /tmp"
-trap 'rm -rf "$unpack" "$archive"' EXIT
 tar -xf "$archive" -C "$unpack" || fail "cannot unpack the uploaded files"
 case $dest in
   /*) ;;

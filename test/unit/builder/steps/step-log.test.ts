@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { formatPhaseLine, formatStepLine } from '../../../../src/builder/steps/index.js'
+import {
+  e2bMetadata,
+  formatPhaseLine,
+  formatStepLine,
+} from '../../../../src/builder/steps/index.js'
 
 describe('build log lines', () => {
   it('reads like §2.4: [builder i/N] TYPE ARGS... [hash]', () => {
@@ -14,6 +18,14 @@ describe('build log lines', () => {
     )
     expect(formatPhaseLine('base', 'FROM e2bdev/base', 'h', false)).toBe(
       '[base] FROM e2bdev/base [h]',
+    )
+  })
+})
+
+describe('e2bMetadata', () => {
+  it('writes the build identity §2.4 names, one KEY=value line each', () => {
+    expect(e2bMetadata({ templateID: 'tpl', buildID: 'b-1' })).toBe(
+      'ENV_ID=tpl\nTEMPLATE_ID=tpl\nBUILD_ID=b-1\n',
     )
   })
 })
