@@ -136,10 +136,11 @@ const GNU_TOOLS = [
 ]
 
 /**
- * A merged-/usr rootfs of GNU coreutils, findutils, tar, bash (dash as /bin/sh) and shadow's
- * useradd, copied with the libraries `ldd` names: Debian's userland, without the rest of it.
+ * A merged-/usr rootfs of GNU coreutils, findutils, tar, bash, dash and shadow's useradd, copied
+ * with the libraries `ldd` names: Debian's userland without the rest of it (`/bin/sh` is dash),
+ * or Fedora's shape of it (`/bin/sh` is bash).
  */
-export async function makeGnuRootfs(rootfs: string): Promise<void> {
+export async function makeGnuRootfs(rootfs: string, sh: 'dash' | 'bash' = 'dash'): Promise<void> {
   for (const dir of ['usr/bin', 'usr/sbin', 'usr/lib', 'usr/lib64']) {
     await mkdir(path.join(rootfs, dir), { recursive: true })
   }
@@ -157,6 +158,6 @@ export async function makeGnuRootfs(rootfs: string): Promise<void> {
     await mkdir(path.join(rootfs, path.dirname(library)), { recursive: true })
     await copyFile(library, path.join(rootfs, library))
   }
-  await symlink('dash', path.join(rootfs, 'usr/bin/sh'))
+  await symlink(sh, path.join(rootfs, 'usr/bin/sh'))
   await copyFile('/etc/login.defs', path.join(rootfs, 'etc/login.defs'))
 }
