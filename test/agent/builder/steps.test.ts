@@ -130,6 +130,14 @@ describe.each([
     expect(await readFile(inRoot('etc/passwd'), 'utf8')).toBe(passwd)
   })
 
+  it('USER joins an existing group of its name instead of failing on it', async () => {
+    const group = await readFile(inRoot('etc/group'), 'utf8')
+    await writeFile(inRoot('etc/group'), `${group}svc:x:4242:\n`)
+    await apply({ type: 'USER', args: ['svc'] })
+    expect((await readAccount(rootfs, 'svc'))?.gid).toBe(4242)
+    await apply({ type: 'USER', args: ['builder'] })
+  })
+
   it('COPY with no workdir lands relative to the user home, owned by the user, with the mode', async () => {
     await apply({
       type: 'COPY',
@@ -254,6 +262,14 @@ describe.each([
       ],
     })
     expect(output).toEqual(hasBash ? ['bash', 'login'] : ['sh'])
+  })
+
+  it('WORKDIR expands the context env, as Docker does', async () => {
+    const before = context.workdir
+    await apply({ type: 'WORKDIR', args: ['$HOME/projects'] })
+    expect(context.workdir).toBe('/home/builder/projects')
+    expect((await stat(inRoot('home/builder/projects'))).uid).toBe(await uidOf('builder'))
+    context = { ...context, workdir: before }
   })
 
   it('RUN that exits non-zero is a StepError naming the exit code', async () => {
