@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import type { Agent } from '../agent/index.js'
 import type { Logger } from '../logger.js'
 import type { BuildResult } from '../store/index.js'
@@ -14,8 +17,9 @@ import { layerID } from './layer-ids.js'
 import {
   applyStep,
   type BuildContext,
-  contextAfter,
   describeStep,
+  e2bMetadata,
+  E2B_METADATA_PATH,
   finalizeKey,
   finalizeTemplate,
   formatPhaseLine,
@@ -123,7 +127,8 @@ async function build(
       runStep(step, current, prefix, number, request, tools, signal, log),
     )
   }
-  const layers = await phase('finalize', () => finalize(state, request, tools, signal, log))
+  const finalized = await phase('finalize', () => finalize(state, request, tools, signal, log))
+  const layers = await phase('finalize', () => addMetadata(finalized, request, tools))
   const result: BuildResult = {
     layers,
     ...templateDefaults(state.context),
@@ -172,7 +177,7 @@ async function runStep(
   }
   const cached = !force && (await tools.agent.layers.has(key))
   announce(cached)
-  if (cached) return { ...state, context: contextAfter(step, state.context) }
+  if (cached) return { ...state, context: await contextAfter(step, state.context) }
   const started = performance.now()
   const sandbox = await BuildSandbox.create(tools.agent, sandboxOptions(state, request), signal)
   const context = await sandbox.use(async () => {
@@ -208,6 +213,24 @@ async function finalize(
   })
   log(`[finalize] done in ${seconds(started)}`, 'finalize')
   return [...state.layers, key]
+}
+
+/**
+ * §2.4's `/.e2b` (template and build IDs) in a layer of its own above finalize: it is the one
+ * thing that differs from build to build, so every layer below stays cacheable. Written
+ * directly, it needs no sandbox.
+ */
+async function addMetadata(
+  layers: string[],
+  request: BuildRequest,
+  tools: BuildTools,
+): Promise<string[]> {
+  const id = layerID('e', sha256Hex(`${request.templateID}\n${request.buildID}`))
+  await tools.agent.layers.add(id, async (dir) => {
+    const file = path.join(dir, E2B_METADATA_PATH)
+    await writeFile(file, e2bMetadata(request), { mode: 0o644 })
+  })
+  return [...layers, id]
 }
 
 /**
@@ -264,6 +287,24 @@ const contextOnly = {
     upload: () => Promise.reject(new Error('ENV steps upload nothing')),
   },
   files: { read: () => Promise.reject(new Error('ENV steps read no files')) },
+}
+
+/**
+ * The context after a step whose layer came from the cache: the step carried out against a
+ * sandbox where every command succeeds and nothing happens, so the context changes exactly as
+ * in the run that made the layer. RUN and COPY leave the context as it was.
+ */
+async function contextAfter(step: BuildStep, context: BuildContext): Promise<BuildContext> {
+  const kind = stepKind(step.type)
+  if (kind === 'RUN' || kind === 'COPY') return context
+  return applyStep(step, context, {
+    sandbox: { run: async () => 0, upload: async () => undefined },
+    files: contextOnly.files,
+  })
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex')
 }
 
 function seconds(since: number): string {
