@@ -1,4 +1,3 @@
-import { ECRClient, GetAuthorizationTokenCommand } from '@aws-sdk/client-ecr'
 import type { RegistryLogin } from './registry-login.js'
 
 /** The part of GetAuthorizationToken's answer a login needs. */
@@ -31,6 +30,8 @@ export interface AwsCredentials {
 
 /** Asks ECR in the credentials' region for a registry login (GetAuthorizationToken). */
 export async function ecrLogin(credentials: AwsCredentials): Promise<RegistryLogin> {
+  // Loaded on first use: the SDK takes ~170 ms to load, which every start would pay otherwise.
+  const { ECRClient, GetAuthorizationTokenCommand } = await import('@aws-sdk/client-ecr')
   const client = new ECRClient({
     region: credentials.awsRegion,
     credentials: {
