@@ -35,6 +35,9 @@ beforeAll(async () => {
   await open.push(layered.layout, layered.tag, 'tests/layered:1', { format: 'v2s2' })
   const multi = await multiArchImage()
   await open.push(multi.layout, multi.tag, 'tests/multi:1', { all: true })
+  // Built here, under the hook's timeout: mmdebstrap takes ~100 s when the cache is cold.
+  const debian = await debianImage()
+  await open.push(debian.layout, debian.tag, 'tests/debian:bookworm')
 })
 
 afterAll(async () => {
@@ -170,8 +173,6 @@ describe('pullImage', () => {
   })
 
   test('pulls a Debian image', async () => {
-    const debian = await debianImage()
-    await open.push(debian.layout, debian.tag, 'tests/debian:bookworm')
     const { dest } = await pull(`${open.host}/tests/debian:bookworm`)
     expect(await readFile(path.join(dest, 'etc/debian_version'), 'utf8')).toMatch(/^12\./)
     // shadow's group (42) reads /etc/shadow: owners other than root survive the pull.
