@@ -1,6 +1,9 @@
-import { mkdir } from 'node:fs/promises'
+import { mkdir, readdir, rm } from 'node:fs/promises'
+import path from 'node:path'
 import type { Agent } from '../agent/index.js'
 import type { Logger } from '../logger.js'
+import { isProcessRunning, pidInName } from '../process-alive.js'
+import { IMAGE_PULL_PREFIX } from './image/image-pull.js'
 import { FairQueue } from './build-queue.js'
 import type { Builder, BuildReporter, BuildRequest, TemplateFiles } from './index.js'
 import { runBuild } from './run-build.js'
@@ -34,6 +37,7 @@ interface ActiveBuild {
 /** Starts the builder role: build requests in, layers in the agent's layer store out. */
 export async function createBuilder(config: BuilderConfig): Promise<Builder> {
   await mkdir(config.workDir, { recursive: true, mode: 0o700 })
+  await removeInterruptedPulls(config.workDir)
   return new HostBuilder(config, createTemplateFiles(config.filesDir), config.workDir)
 }
 
@@ -98,5 +102,14 @@ class HostBuilder implements Builder {
   async close(): Promise<void> {
     for (const buildID of [...this.active.keys()]) this.cancel(buildID, 'Sandbar is shutting down')
     await Promise.allSettled([...this.running])
+  }
+}
+
+/** Removes what pulls cut short by a crash left (their process is gone); live ones stay. */
+async function removeInterruptedPulls(workDir: string): Promise<void> {
+  for (const name of await readdir(workDir)) {
+    const pid = pidInName(name, IMAGE_PULL_PREFIX)
+    if (pid === undefined || isProcessRunning(pid)) continue
+    await rm(path.join(workDir, name), { recursive: true, force: true })
   }
 }

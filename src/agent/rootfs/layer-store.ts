@@ -1,6 +1,7 @@
 import { chmod, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../../logger.js'
+import { isProcessRunning, pidInName } from '../../process-alive.js'
 import { runHostCommand } from '../host-command.js'
 import type { LayerStore } from '../index.js'
 import { pathExists } from '../path-exists.js'
@@ -39,8 +40,8 @@ export class HostLayerStore implements LayerStore {
     await chmod(this.dir, 0o700)
     for (const name of await readdir(this.dir)) {
       if (!name.startsWith(ADDING_PREFIX)) continue
-      const pid = Number.parseInt(name.slice(ADDING_PREFIX.length), 10)
-      if (Number.isInteger(pid) && isRunning(pid)) continue
+      const pid = pidInName(name, ADDING_PREFIX)
+      if (pid !== undefined && isProcessRunning(pid)) continue
       await removeTree(path.join(this.dir, name), this.logger)
     }
   }
@@ -112,14 +113,4 @@ async function removeTree(dir: string, logger: Logger): Promise<void> {
     }
   }
   await rm(dir, { recursive: true, force: true })
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    // Signal 0 checks that the process exists without sending anything.
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return error instanceof Error && 'code' in error && error.code === 'EPERM'
-  }
 }

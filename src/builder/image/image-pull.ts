@@ -140,9 +140,15 @@ async function moveContents(rootfs: string, dest: string): Promise<void> {
   await chmod(dest, root.mode & 0o7777)
 }
 
+/**
+ * Temp directories of pulls: `<prefix><pid>-<random>`, so a builder starting after a crash
+ * removes those whose process is gone (create-builder.ts).
+ */
+export const IMAGE_PULL_PREFIX = '.image-pull-'
+
 /** Runs `work` with a fresh directory only root enters (mkdtemp: 0700), removed after. */
 async function withTempDir<T>(workDir: string, work: (temp: string) => Promise<T>): Promise<T> {
-  const temp = await mkdtemp(path.join(workDir, '.image-pull-'))
+  const temp = await mkdtemp(path.join(workDir, `${IMAGE_PULL_PREFIX}${process.pid}-`))
   try {
     return await work(temp)
   } finally {
