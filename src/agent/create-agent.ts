@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmod, mkdir } from 'node:fs/promises'
 import path from 'node:path'
+import { elapsedMs } from '../elapsed-ms.js'
 import { KeyedQueue } from '../keyed-queue.js'
 import { envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
@@ -83,9 +84,10 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     }),
     records: new SandboxRecords(sandboxesDir),
   }
-  const templates = new Map<string, TemplateLayers>([
-    ['base', await ensureBaseTemplate({ dataDir: config.templatesDir ?? config.dataDir, logger })],
-  ])
+  const baseStarted = performance.now()
+  const base = await ensureBaseTemplate({ dataDir: config.templatesDir ?? config.dataDir, logger })
+  logger.info({ durationMs: elapsedMs(baseStarted) }, 'base template ready')
+  const templates = new Map<string, TemplateLayers>([['base', base]])
   const reconciled = await reconcile(parts, logger)
   return new HostAgent(parts, templates, reconciled)
 }
@@ -107,6 +109,7 @@ class HostAgent implements Agent {
     if (!layers) throw new TemplateNotFoundError(request.templateID)
     const { config } = this.parts
     return this.exclusive(request.sandboxID, async () => {
+      const started = performance.now()
       // Handed to envd at start (see sandbox-host.ts); only `/init` pushes carrying it apply.
       const envdControlSecret = randomBytes(32).toString('base64url')
       const record = await this.reserve({
@@ -149,7 +152,9 @@ class HostAgent implements Agent {
           state: 'running',
         }
         await this.parts.records.save(running)
-        log.info({ address: network.sandboxAddress, slot }, 'sandbox created')
+        // The api logs the whole create at info; this is the host's share of it.
+        const durationMs = elapsedMs(started)
+        log.debug({ address: network.sandboxAddress, slot, durationMs }, 'sandbox host started')
         return info(running)
       } catch (error) {
         log.error({ err: error }, 'sandbox create failed; removing what was made')
@@ -202,9 +207,11 @@ class HostAgent implements Agent {
 
   kill(sandboxID: string): Promise<void> {
     return this.exclusive(sandboxID, async () => {
+      const started = performance.now()
       await this.existing(sandboxID)
       await removeSandboxHost(this.parts, sandboxID)
-      this.parts.config.logger.info({ sandboxID }, 'sandbox killed')
+      const durationMs = elapsedMs(started)
+      this.parts.config.logger.debug({ sandboxID, durationMs }, 'sandbox host removed')
     })
   }
 
