@@ -12,10 +12,13 @@ const ERROR = 50
 const HIDDEN = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'name', 'teamID'])
 
 /** Fields always rendered in words (describe); others only beside what gives them meaning. */
-const WORDED = new Set(['sandboxID', 'buildID', 'durationMs', 'err'])
+const WORDED = new Set(['sandboxID', 'buildID', 'durationMs', 'err', 'line'])
 
 /** How many characters of an ID identify it on a line a person reads; JSON keeps it whole. */
 const SHORT_ID = 8
+
+/** The longest a `key=value` extra's value gets on a readable line; JSON keeps it whole. */
+const LONGEST_VALUE = 60
 
 const ANSI = { dim: [2, 22], yellow: [33, 39], red: [31, 39] } as const
 
@@ -31,15 +34,30 @@ export function formatLogLine(entry: Record<string, unknown>, options: PrettyOpt
   const parts = [paint('dim', clock(entry.time))]
   if (level >= ERROR) parts.push(paint('red', 'ERROR'))
   else if (level >= WARN) parts.push(paint('yellow', 'WARN '))
-  parts.push(describe(entry, level))
-  const extras = extraFields(entry)
+  parts.push(printable(describe(entry, level)))
+  const extras = printable(extraFields(entry))
   if (extras !== '') parts.push(paint('dim', extras))
   const line = parts.join('  ')
   const stack = level >= ERROR ? errorOf(entry)?.stack : undefined
   if (stack === undefined) return line
   // The message is on the line already; the frames follow, indented, for whoever debugs it.
   const frames = stack.split('\n').filter((frame) => frame.startsWith('    at '))
-  return [line, ...frames.map((frame) => paint('dim', frame))].join('\n')
+  return [line, ...frames.map((frame) => paint('dim', printable(frame)))].join('\n')
+}
+
+/**
+ * Control characters shown as `\xNN`: log fields carry what sandboxes and builds print, and
+ * raw escape sequences from them would drive the operator's terminal (the JSON format escapes
+ * them too). A newline so shown also keeps each event on its own line.
+ */
+function printable(text: string): string {
+  let shown = ''
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0
+    const control = code < 0x20 || (code >= 0x7f && code < 0xa0)
+    shown += control ? `\\x${code.toString(16).padStart(2, '0')}` : char
+  }
+  return shown
 }
 
 /** `142 ms` below a second, `3.2 s` below a minute, `2 min 5 s` above. */
@@ -52,7 +70,9 @@ export function formatDuration(ms: number): string {
 
 /** The message in words: its subject (a sandbox or a build), what happened, and how long. */
 function describe(entry: Record<string, unknown>, level: number): string {
-  const message = typeof entry.msg === 'string' ? entry.msg : ''
+  const output = text(entry.line)
+  // A program's output line (mmdebstrap's, say) follows the message that names the program.
+  const message = `${text(entry.msg) ?? ''}${output === undefined ? '' : `: ${output}`}`
   const duration = typeof entry.durationMs === 'number' ? formatDuration(entry.durationMs) : ''
   const error = errorOf(entry)
   const failure = error?.message === undefined ? '' : `: ${error.message}`
@@ -104,7 +124,15 @@ function isWorded(key: string, entry: Record<string, unknown>): boolean {
 }
 
 function fieldValue(value: unknown): string {
+  const shown = valueText(value)
+  return shown.length > LONGEST_VALUE ? `${shown.slice(0, LONGEST_VALUE - 1)}…` : shown
+}
+
+function valueText(value: unknown): string {
   if (typeof value === 'string') return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value)
+  // Lists of names and addresses read as an operator would type them: `eth0,eth1`.
+  const scalar = (item: unknown) => typeof item === 'string' || typeof item === 'number'
+  if (Array.isArray(value) && value.every(scalar)) return value.join(',')
   return JSON.stringify(value)
 }
 

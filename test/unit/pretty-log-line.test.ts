@@ -94,12 +94,37 @@ describe('formatLogLine', () => {
   })
 
   it('shows fields it has no words for as key=value, quoting values with spaces', () => {
-    const fields = { table: 'sbt1', uplinks: ['eth0'], masquerade: true, note: 'two words' }
+    const fields = { table: 'sbt1', uplinks: ['eth0', 'eth1'], masquerade: true, note: 'a b' }
     expect(formatLogLine(entry('network table ready', fields), plain)).toBe(
-      '12:01:02  network table ready  table=sbt1 uplinks=["eth0"] masquerade=true note="two words"',
+      '12:01:02  network table ready  table=sbt1 uplinks=eth0,eth1 masquerade=true note="a b"',
     )
     expect(formatLogLine(entry('toolbox assembled', { templateID: 'base' }), plain)).toBe(
       '12:01:02  toolbox assembled  templateID=base',
+    )
+  })
+
+  it('cuts a long value short, since the JSON format keeps it whole', () => {
+    const closed = Array.from({ length: 12 }, (_, n) => `10.${n}.0.0/16`)
+    const line = formatLogLine(entry('network table ready', { closed }), plain)
+    expect(line).toBe(`12:01:02  network table ready  closed=${closed.join(',').slice(0, 59)}…`)
+  })
+
+  it("puts a program's output line after the message naming the program", () => {
+    const fields = { templateID: 'base', line: 'I: Retrieving InRelease' }
+    expect(formatLogLine(entry('mmdebstrap', fields), plain)).toBe(
+      '12:01:02  mmdebstrap: I: Retrieving InRelease  templateID=base',
+    )
+  })
+
+  it('shows control characters from sandboxes and builds as text, never as escapes', () => {
+    const build = { buildID: '1f2e3d4c-5b6a-4789-8abc-def012345678', templateID: 'abc' }
+    const printed = 'done\x1b]0;owned\x07\r\nnext'
+    const line = formatLogLine(entry(printed, { ...build, step: '[2/5] RUN x' }), plain)
+    expect(line).toBe(
+      '12:01:02  build abc/1f2e3d4c…  [2/5] RUN x  done\\x1b]0;owned\\x07\\x0d\\x0anext',
+    )
+    expect(formatLogLine(entry('exec', { argv: '\x9b31m' }), plain)).toBe(
+      '12:01:02  exec  argv=\\x9b31m',
     )
   })
 
