@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmod, mkdir } from 'node:fs/promises'
 import path from 'node:path'
+import { elapsedMs } from '../elapsed-ms.js'
 import { KeyedQueue } from '../keyed-queue.js'
 import { envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
@@ -115,6 +116,7 @@ class HostAgent implements Agent {
     }
     const { config } = this.parts
     return this.exclusive(request.sandboxID, async () => {
+      const started = performance.now()
       // Handed to envd at start (see sandbox-host.ts); only `/init` pushes carrying it apply.
       const envdControlSecret = randomBytes(32).toString('base64url')
       const record = await this.reserve({
@@ -136,7 +138,6 @@ class HostAgent implements Agent {
       const { slot } = record
       const log = config.logger.child({ sandboxID: request.sandboxID })
       try {
-        const started = performance.now()
         const network = await startSandboxHost(this.parts, record, layers)
         const url = envdURL(network.sandboxAddress)
         await waitForEnvd(url, {
@@ -164,11 +165,9 @@ class HostAgent implements Agent {
           state: 'running',
         }
         await this.parts.records.save(running)
-        const durationMs = Math.round(performance.now() - started)
-        log.info(
-          { address: network.sandboxAddress, slot, templateID: template.templateID, durationMs },
-          'sandbox created',
-        )
+        // The api logs the whole create at info; this is the host's share of it.
+        const durationMs = elapsedMs(started)
+        log.debug({ address: network.sandboxAddress, slot, durationMs }, 'sandbox host started')
         return info(running)
       } catch (error) {
         log.error({ err: error }, 'sandbox create failed; removing what was made')
@@ -221,9 +220,11 @@ class HostAgent implements Agent {
 
   kill(sandboxID: string): Promise<void> {
     return this.exclusive(sandboxID, async () => {
+      const started = performance.now()
       await this.existing(sandboxID)
       await removeSandboxHost(this.parts, sandboxID)
-      this.parts.config.logger.info({ sandboxID }, 'sandbox killed')
+      const durationMs = elapsedMs(started)
+      this.parts.config.logger.debug({ sandboxID, durationMs }, 'sandbox host removed')
     })
   }
 

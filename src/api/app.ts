@@ -49,7 +49,7 @@ export function createApiApp({ store, service, domain, logger }: ApiAppOptions):
   // Metrics first: `/sandboxes/metrics` must not be read as `/sandboxes/{sandboxID}`.
   app.route('/', sandboxMetricsRoutes(service))
   app.route('/', sandboxListRoutes(service))
-  app.route('/', sandboxRoutes(service, domain, logger))
+  app.route('/', sandboxRoutes(service, domain))
   app.route('/', sandboxLifecycleRoutes(service, domain))
   app.route('/', sandboxLogRoutes(service))
   // The contract's routes Sandbar lacks answer 501; truly unknown paths stay 404 (below).
