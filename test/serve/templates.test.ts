@@ -3,6 +3,9 @@ import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { BuildError, type LogEntry, Sandbox, Template, waitForPort } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+/** What Template.build takes. */
+type TemplateClass = Parameters<typeof Template.build>[0]
 import { type ImageRegistry, startImageRegistry } from '../support/image-registry.js'
 import { callApi } from '../support/serve-process.js'
 import { layeredImage, MUSL_IMAGE, muslImage } from '../support/test-images.js'
@@ -45,7 +48,7 @@ afterAll(async () => {
 })
 
 /** Builds the template, collecting its log lines; how long the build took. */
-async function build(template: ReturnType<typeof Template>, name: string, extra = {}) {
+async function build(template: TemplateClass, name: string, extra = {}) {
   const logs: LogEntry[] = []
   const started = performance.now()
   const info = await Template.build(template, name, {
