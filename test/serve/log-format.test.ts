@@ -170,6 +170,10 @@ describe('sandbar serve on a terminal', () => {
     expect(lines()).toMatch(
       new RegExp(`^${TIME}  sandbox ${short} created from base in ${DURATION}$`, 'm'),
     )
+    // The start-up steps come before the banner on stdout, in the order they happened.
+    expect(lines().indexOf('  sandbar ready in ')).toBeLessThan(
+      lines().indexOf('Sandbar is serving the E2B API'),
+    )
     // No JSON reaches the person, and the time is dimmed as on other terminal tools.
     expect(lines()).not.toMatch(/^\{/m)
     expect(serve.log()).toMatch(new RegExp(`${ESC}\\[2m${TIME}${ESC}\\[22m`))
