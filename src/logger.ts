@@ -26,7 +26,10 @@ export interface LoggerOptions {
  * pino's JSON underneath, so redaction happens before either is written.
  */
 export function createLogger(name: string, options: LoggerOptions = {}): Logger {
-  const destination = options.destination ?? pino.destination(2)
+  // A person's terminal gets each line as it happens, in order with what serve prints on
+  // stdout; machines get pino's buffered writes, which never wait on a slow reader.
+  const destination =
+    options.destination ?? pino.destination({ dest: 2, sync: options.format === 'pretty' })
   const color = options.color ?? (process.stderr.isTTY && !process.env.NO_COLOR)
   return pino(
     {

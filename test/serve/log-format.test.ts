@@ -127,10 +127,12 @@ async function waitForLog(pattern: RegExp, read: () => string): Promise<void> {
   expect(read()).toMatch(pattern)
 }
 
-/** A sandbox created and killed through the SDK, for the log to tell. */
-async function createAndKill(client: ClientEnv): Promise<string> {
+/** A sandbox created, paused, resumed and killed through the SDK, for the log to tell. */
+async function sandboxLifecycle(client: ClientEnv): Promise<string> {
   const sandbox = await Sandbox.create({ ...client, metadata: { purpose: 'sbt-log-format' } })
-  await sandbox.kill()
+  await sandbox.pause()
+  const resumed = await Sandbox.connect(sandbox.sandboxId, client)
+  await resumed.kill()
   return sandbox.sandboxId
 }
 
@@ -150,8 +152,8 @@ describe('sandbar serve on a terminal', () => {
     expect(await serve?.stop()).toEqual([])
   })
 
-  it('tells a person its start-up steps and each sandbox with its durations, in colour', async () => {
-    const sandboxID = await createAndKill(serve.client)
+  it("tells a person the start-up steps and a sandbox's create, pause, resume and kill, timed", async () => {
+    const sandboxID = await sandboxLifecycle(serve.client)
     const short = `${sandboxID.slice(0, 8)}…`
     // The terminal ends lines with CR LF; colours wrap the time and any level.
     const lines = () =>
@@ -167,8 +169,12 @@ describe('sandbar serve on a terminal', () => {
       new RegExp(`^${TIME}  api listening on 127\\.0\\.0\\.1:${serve.apiPort}$`, 'm'),
     )
     expect(lines()).toMatch(new RegExp(`^${TIME}  sandbar ready in ${DURATION}$`, 'm'))
-    expect(lines()).toMatch(
-      new RegExp(`^${TIME}  sandbox ${short} created from base in ${DURATION}$`, 'm'),
+    for (const done of ['created from base', 'paused', 'resumed']) {
+      expect(lines()).toMatch(new RegExp(`^${TIME}  sandbox ${short} ${done} in ${DURATION}$`, 'm'))
+    }
+    // The start-up steps come before the banner on stdout, in the order they happened.
+    expect(lines().indexOf('  sandbar ready in ')).toBeLessThan(
+      lines().indexOf('Sandbar is serving the E2B API'),
     )
     // No JSON reaches the person, and the time is dimmed as on other terminal tools.
     expect(lines()).not.toMatch(/^\{/m)
@@ -188,7 +194,7 @@ describe('sandbar serve on pipes', () => {
   })
 
   it('writes JSON lines a machine parses, carrying each sandbox and its durations', async () => {
-    const sandboxID = await createAndKill(serve.client)
+    const sandboxID = await sandboxLifecycle(serve.client)
     const log = () => serve.log()
     await waitForLog(/"msg":"sandbox killed"/, log)
 
@@ -203,7 +209,9 @@ describe('sandbar serve on pipes', () => {
       templateID: 'base',
       durationMs: expect.any(Number),
     })
-    expect(event('sandbox killed')).toMatchObject({ level: 30, durationMs: expect.any(Number) })
+    for (const msg of ['sandbox paused', 'sandbox resumed', 'sandbox killed']) {
+      expect(event(msg)).toMatchObject({ level: 30, durationMs: expect.any(Number) })
+    }
     expect(entries.find((entry) => entry.msg === 'base template ready')).toMatchObject({
       durationMs: expect.any(Number),
     })
