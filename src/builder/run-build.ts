@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Agent } from '../agent/index.js'
+import { elapsedMs } from '../elapsed-ms.js'
 import type { Logger } from '../logger.js'
 import type { BuildResult } from '../store/index.js'
 import { type BaseLayers, prepareBase } from './base/base-phase.js'
@@ -177,7 +178,12 @@ async function runStep(
   }
   const cached = !force && (await tools.agent.layers.has(key))
   announce(cached)
-  if (cached) return { ...state, context: await contextAfter(step, state.context) }
+  // The operator's view of the build (sandbar serve's log), one line per step.
+  const stepText = `[${prefix}] ${describeStep(step)}`
+  if (cached) {
+    tools.logger.info({ step: stepText, cached: true }, 'step done')
+    return { ...state, context: await contextAfter(step, state.context) }
+  }
   const started = performance.now()
   const sandbox = await BuildSandbox.create(tools.agent, sandboxOptions(state, request), signal)
   const context = await sandbox.use(async () => {
@@ -190,6 +196,7 @@ async function runStep(
     return after
   })
   log(`[${prefix}] done in ${seconds(started)}`, number)
+  tools.logger.info({ step: stepText, durationMs: elapsedMs(started) }, 'step done')
   return { ...state, layers: [...state.layers, key], context }
 }
 
