@@ -64,6 +64,7 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     prefix: config.prefix,
     addressPool: config.addressPool,
     masquerade: config.masquerade,
+    masqueradeBuilds: config.masqueradeBuilds ?? config.masquerade,
     logger,
   })
   await network.init()

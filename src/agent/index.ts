@@ -51,6 +51,11 @@ export interface AgentConfig {
   addressPool: string
   /** Masquerade sandbox traffic to the internet; off, it never leaves the host's uplink. */
   masquerade: boolean
+  /**
+   * Masquerade build sandboxes' traffic even when `masquerade` is off (default: as
+   * `masquerade`): template steps such as `aptInstall` need the package registries.
+   */
+  masqueradeBuilds?: boolean
   /** Process limit per sandbox. */
   pidsLimit: number
   /**

@@ -45,6 +45,8 @@ export interface ServeConfig {
   /** The OCI runtime new sandboxes run on; each sandbox records its own. */
   runtime: RuntimeName
   masquerade: boolean
+  /** Build sandboxes are masqueraded even with `masquerade` off. */
+  masqueradeBuilds: boolean
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
   addressPool: string
   /**
@@ -75,6 +77,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       prefix: { type: 'string', default: 'sb' },
       runtime: { type: 'string', default: 'crun' },
       'no-masquerade': { type: 'boolean', default: false },
+      'masquerade-builds': { type: 'boolean', default: false },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
@@ -98,6 +101,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     prefix: values.prefix,
     runtime: runtimeName(values.runtime),
     masquerade: !values['no-masquerade'],
+    masqueradeBuilds: !values['no-masquerade'] || values['masquerade-builds'],
     addressPool: values['address-pool'],
     maxSandboxes:
       values['max-sandboxes'] === undefined
@@ -176,6 +180,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
       runtime: config.runtime,
       addressPool: config.addressPool,
       masquerade: config.masquerade,
+      masqueradeBuilds: config.masqueradeBuilds,
       pidsLimit: SANDBOX_PIDS_LIMIT,
       maxSandboxes: limit.maxSandboxes,
       // scripts/build.mjs puts envd/ and idmapped-overlay next to sandbar.mjs, the bundle running this code.
