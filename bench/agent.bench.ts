@@ -5,15 +5,17 @@ import { hostNames } from '../src/agent/host-names.js'
 import type { Agent, SandboxInfo } from '../src/agent/index.js'
 import { readCgroupMode } from '../src/agent/runtime/cgroup-mode.js'
 import { sandboxForEnvd } from '../test/support/sdk-sandbox.js'
-import { type BenchAgentOptions, startBenchAgent } from './bench-agent.js'
+import { type BenchAgentOptions, benchBaseTemplate, startBenchAgent } from './bench-agent.js'
 import { ms, percentile, report, sampleMs, timeMs } from './stats.js'
 
 const CREATES = 20
 const DENSITY = 50
 
+const baseTemplate = await benchBaseTemplate()
+
 const request = () => ({
   sandboxID: `i${randomBytes(10).toString('hex')}`,
-  templateID: 'base',
+  template: baseTemplate,
   cpuCount: 1,
   memoryMB: 256,
   diskSizeMB: 512,

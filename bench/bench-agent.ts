@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { rmdir } from 'node:fs/promises'
 import { pino } from 'pino'
 import { runHostCommand } from '../src/agent/host-command.js'
-import { type Agent, createAgent } from '../src/agent/index.js'
+import { type Agent, createAgent, type SandboxTemplate } from '../src/agent/index.js'
 import { readCgroupMode } from '../src/agent/runtime/cgroup-mode.js'
+import { debianBaseLayerID, debianBaseRecipe } from '../src/builder/base/debian-base.js'
 
 /** Where a bench agent keeps its state and finds its templates and envd bundle. */
 export interface BenchAgentOptions {
@@ -55,4 +56,17 @@ export async function startBenchAgent(
     }
   }
   return { agent, prefix, dispose }
+}
+
+/**
+ * The base template's bottom layer as a template: what `sandbar serve` builds at its first
+ * start, and what a bench agent's sandboxes start from (the service's cache holds it).
+ */
+export async function benchBaseTemplate(): Promise<SandboxTemplate> {
+  return {
+    templateID: 'base',
+    layers: [debianBaseLayerID(await debianBaseRecipe())],
+    defaultUser: 'user',
+    defaultWorkdir: '/home/user',
+  }
 }

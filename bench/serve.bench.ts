@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { Sandbox } from 'e2b'
 import * as z from 'zod/mini'
 import { sandboxForEnvd } from '../test/support/sdk-sandbox.js'
-import { type BenchAgentOptions, startBenchAgent } from './bench-agent.js'
+import { type BenchAgentOptions, benchBaseTemplate, startBenchAgent } from './bench-agent.js'
 import { type BenchClient, type BenchServe, startBenchServe } from './serve-launcher.js'
 import { ms, percentile, report, sampleMs, timeMs } from './stats.js'
 
@@ -11,7 +11,7 @@ const CONCURRENT = 20
 const ENVD_PORT = 49983
 /** What `sandbar serve` gives a base sandbox, so the floor starts the same container. */
 const BASE_SIZES = {
-  templateID: 'base',
+  template: await benchBaseTemplate(),
   cpuCount: 2,
   memoryMB: 512,
   diskSizeMB: 512,

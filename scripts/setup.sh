@@ -8,7 +8,10 @@
 # store's second backend; the toolchain node-gyp needs for the node-pty, fs-xattr and
 # better-sqlite3 addons, whose C compiler and static libc also build the agent's
 # idmapped-overlay helper; qemu-system-x86 to boot the pure cgroup v2 guest of the cgroup-v2
-# tests), the locked npm dependencies, and the built bundles.
+# tests; skopeo and umoci, with which the builder pulls `fromImage` bases from registries and
+# unpacks them with their owners and whiteouts; for the image tests, docker-registry as the
+# registry they push to, apache2-utils for its htpasswd file, and musl for the loader of their
+# glibc-free image), the locked npm dependencies, and the built bundles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +27,8 @@ not_installed() {
       echo "$package"
   done
 }
-packages=(crun runc nftables iproute2 mmdebstrap util-linux tini openssl libnss-myhostname busybox-static postgresql python3 make g++)
+packages=(crun runc nftables iproute2 mmdebstrap util-linux tini openssl libnss-myhostname busybox-static postgresql python3 make g++
+  skopeo umoci docker-registry apache2-utils musl)
 # Installed without recommends: qemu-system-x86 is then 29 packages, 17 MB to download and
 # 81 MB installed, instead of 175 packages and 163 MB (GTK, SDL, audio) the guest never uses.
 lean_packages=(qemu-system-x86)
@@ -38,6 +42,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 if [ "${#lean_missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${lean_missing[@]}"
+fi
+# The docker-registry package enables a service on every interface's port 5000; the image tests
+# start registries of their own on loopback, so on a systemd host the packaged one stays off.
+if [ -d /run/systemd/system ] && systemctl is-enabled --quiet docker-registry 2>/dev/null; then
+  systemctl disable --now docker-registry
 fi
 
 # runsc (gVisor), the opt-in hardened runtime. bookworm's build (0.0~20221219) breaks `ls` and

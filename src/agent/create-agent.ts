@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmod, mkdir } from 'node:fs/promises'
 import path from 'node:path'
+import { elapsedMs } from '../elapsed-ms.js'
 import { KeyedQueue } from '../keyed-queue.js'
 import { envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
@@ -10,10 +11,11 @@ import { checkHostLimits, ensureOwnNofile, readHostLimits } from './limits/host-
 import { limitParentCgroup, pidsBudget } from './limits/parent-cgroup.js'
 import { createAddressPool } from './network/address-pool.js'
 import { createNetworkManager } from './network/network-manager.js'
+import { pathExists } from './path-exists.js'
 import { reconcile } from './reconcile.js'
-import { ensureBaseTemplate } from './rootfs/base-template.js'
-import type { TemplateLayers } from './rootfs/rootfs.js'
+import { HostLayerStore } from './rootfs/layer-store.js'
 import { ensureToolbox } from './rootfs/toolbox.js'
+import { copyUpperAsLayer } from './rootfs/upper-layer.js'
 import type { Runtime } from './runtime/runtime.js'
 import { RuntimeSet } from './runtime/runtime-set.js'
 import {
@@ -25,13 +27,11 @@ import {
 import { readOutputLines } from './sandbox-output.js'
 import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.js'
 import { checkSubordinateIDs } from './subordinate-ids.js'
+import { startTemplateCommand } from './template-command.js'
 import { ID_RANGES, sandboxIDMap } from './user-namespace.js'
 
 /** How long a new sandbox's envd may take to answer, unless the config says otherwise. */
 const ENVD_START_TIMEOUT_MS = 15_000
-
-/** The user and workdir of the base template (wire contract §2.4 defaults). */
-const TEMPLATE_USER = { defaultUser: 'user', defaultWorkdir: '/home/user' }
 
 /**
  * Starts an agent: prepares the toolbox, the base template and the network table, then
@@ -64,6 +64,7 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     prefix: config.prefix,
     addressPool: config.addressPool,
     masquerade: config.masquerade,
+    masqueradeBuilds: config.masqueradeBuilds ?? config.masquerade,
     logger,
   })
   await network.init()
@@ -83,11 +84,17 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     }),
     records: new SandboxRecords(sandboxesDir),
   }
-  const templates = new Map<string, TemplateLayers>([
-    ['base', await ensureBaseTemplate({ dataDir: config.templatesDir ?? config.dataDir, logger })],
-  ])
+  const layers = new HostLayerStore(
+    path.join(config.templatesDir ?? config.dataDir, 'layers'),
+    async () => {
+      const records = await parts.records.all()
+      return new Set(records.flatMap(({ record }) => record?.layers ?? []))
+    },
+    logger,
+  )
+  await layers.open()
   const reconciled = await reconcile(parts, logger)
-  return new HostAgent(parts, templates, reconciled)
+  return new HostAgent(parts, layers, reconciled)
 }
 
 class HostAgent implements Agent {
@@ -98,20 +105,26 @@ class HostAgent implements Agent {
 
   constructor(
     private readonly parts: HostParts,
-    private readonly templates: Map<string, TemplateLayers>,
+    readonly layers: HostLayerStore,
     readonly reconciled: Agent['reconciled'],
   ) {}
 
   async create(request: SandboxRequest): Promise<SandboxInfo> {
-    const layers = this.templates.get(request.templateID)
-    if (!layers) throw new TemplateNotFoundError(request.templateID)
+    const { template } = request
+    const layers = template.layers.map((layerID) => this.layers.path(layerID))
+    for (const layer of layers) {
+      if (!(await pathExists(layer))) throw new TemplateNotFoundError(template.templateID)
+    }
     const { config } = this.parts
     return this.exclusive(request.sandboxID, async () => {
+      const started = performance.now()
       // Handed to envd at start (see sandbox-host.ts); only `/init` pushes carrying it apply.
       const envdControlSecret = randomBytes(32).toString('base64url')
       const record = await this.reserve({
         sandboxID: request.sandboxID,
-        templateID: request.templateID,
+        templateID: template.templateID,
+        layers: template.layers,
+        build: request.build,
         runtime: config.runtime,
         cpuCount: request.cpuCount,
         memoryMB: request.memoryMB,
@@ -139,17 +152,23 @@ class HostAgent implements Agent {
         const init = {
           envVars: request.envVars,
           accessToken: request.accessToken,
-          ...TEMPLATE_USER,
+          defaultUser: template.defaultUser,
+          defaultWorkdir: template.defaultWorkdir,
         }
         await initEnvd(url, init, envdControlSecret)
         await verifyEnvdLock(url, init)
+        if (template.startCmd !== undefined) {
+          await startTemplateCommand({ url, accessToken: request.accessToken }, template, log)
+        }
         const running: SandboxRecord = {
           ...record,
           address: network.sandboxAddress,
           state: 'running',
         }
         await this.parts.records.save(running)
-        log.info({ address: network.sandboxAddress, slot }, 'sandbox created')
+        // The api logs the whole create at info; this is the host's share of it.
+        const durationMs = elapsedMs(started)
+        log.debug({ address: network.sandboxAddress, slot, durationMs }, 'sandbox host started')
         return info(running)
       } catch (error) {
         log.error({ err: error }, 'sandbox create failed; removing what was made')
@@ -202,9 +221,22 @@ class HostAgent implements Agent {
 
   kill(sandboxID: string): Promise<void> {
     return this.exclusive(sandboxID, async () => {
+      const started = performance.now()
       await this.existing(sandboxID)
       await removeSandboxHost(this.parts, sandboxID)
-      this.parts.config.logger.info({ sandboxID }, 'sandbox killed')
+      const durationMs = elapsedMs(started)
+      this.parts.config.logger.debug({ sandboxID, durationMs }, 'sandbox host removed')
+    })
+  }
+
+  commit(sandboxID: string, layerID: string): Promise<void> {
+    return this.exclusive(sandboxID, async () => {
+      const record = await this.existing(sandboxID)
+      // Its processes end first: a layer is what the sandbox wrote, not what it is writing.
+      await this.parts.runtimes.get(record.runtime).remove(this.containerID(sandboxID))
+      const { upper } = sandboxPaths(this.parts.records, sandboxID)
+      await this.layers.add(layerID, (dir) => copyUpperAsLayer(upper, dir, record.idMap))
+      await removeSandboxHost(this.parts, sandboxID)
     })
   }
 

@@ -21,13 +21,29 @@ export interface SandboxHostNames {
 /** A prefix is 2–5 lowercase letters or digits, starting with a letter. */
 export const PREFIX_PATTERN = /^[a-z][a-z0-9]{1,4}$/
 
+/**
+ * Build sandboxes' IDs start with this (the builder's; E2B's own IDs start with `i`). Their host
+ * veths are `<prefix>hx<hash>`: still `<prefix>h*` for every sandbox rule, and told apart where
+ * builds may leave through the uplinks while other sandboxes may not (nft-ruleset.ts).
+ */
+export const BUILD_SANDBOX_ID_PREFIX = 'b'
+
+/** The host veth marker of build sandboxes; never a hex digit, so no other veth has it. */
+export const BUILD_VETH_MARKER = 'x'
+
 export function hostNames(prefix: string, sandboxID: string): SandboxHostNames {
-  const hash = createHash('sha256').update(sandboxID).digest('hex').slice(0, 8)
+  const build = sandboxID.startsWith(BUILD_SANDBOX_ID_PREFIX)
+  // IFNAMSIZ leaves 15 bytes: a build's marker takes one hash digit.
+  const hash = createHash('sha256')
+    .update(sandboxID)
+    .digest('hex')
+    .slice(0, build ? 7 : 8)
+  const marker = build ? BUILD_VETH_MARKER : ''
   return {
     container: `${prefix}-${sandboxID}`,
     netns: `${prefix}-${sandboxID}`,
-    hostVeth: `${prefix}h${hash}`,
-    peerVeth: `${prefix}p${hash}`,
+    hostVeth: `${prefix}h${marker}${hash}`,
+    peerVeth: `${prefix}p${marker}${hash}`,
     cgroupPath: `${parentCgroupPath(prefix)}/${sandboxID}`,
   }
 }
@@ -41,3 +57,6 @@ export function parentCgroupPath(prefix: string): string {
 export function nftTableName(prefix: string): string {
   return `sandbar_${prefix}`
 }
+
+/** The host name of every sandbox; the base template's /etc/hostname and /etc/hosts name it. */
+export const SANDBOX_HOSTNAME = 'sandbox'

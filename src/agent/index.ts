@@ -9,6 +9,10 @@ export {
   SandboxStateError,
   TemplateNotFoundError,
 } from './errors.js'
+/** Host tools, for the builder, which runs beside the agent on its host (skopeo, mmdebstrap). */
+export { type HostCommandOptions, runHostCommand } from './host-command.js'
+/** The host name every sandbox has; templates name it in /etc/hosts. */
+export { SANDBOX_HOSTNAME } from './host-names.js'
 /** How many sandboxes the host holds: `sandbar serve`'s default `--max-sandboxes`. */
 export {
   chooseMaxSandboxes,
@@ -47,6 +51,11 @@ export interface AgentConfig {
   addressPool: string
   /** Masquerade sandbox traffic to the internet; off, it never leaves the host's uplink. */
   masquerade: boolean
+  /**
+   * Masquerade build sandboxes' traffic even when `masquerade` is off (default: as
+   * `masquerade`): template steps such as `aptInstall` need the package registries.
+   */
+  masqueradeBuilds?: boolean
   /** Process limit per sandbox. */
   pidsLimit: number
   /**

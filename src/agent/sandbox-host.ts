@@ -2,11 +2,10 @@ import { chmod, chown, type FileHandle, mkdir, open, unlink, writeFile } from 'n
 import path from 'node:path'
 import { ENVD_PORT, encodeHandover } from '../envd/index.js'
 import { runHostCommand } from './host-command.js'
-import { hostNames } from './host-names.js'
+import { hostNames, SANDBOX_HOSTNAME } from './host-names.js'
 import type { AgentConfig } from './index.js'
 import { createAddressPool } from './network/address-pool.js'
 import type { NetworkManager, SandboxNetwork } from './network/network.js'
-import { BASE_HOSTNAME } from './rootfs/base-template.js'
 import { mountDiskImage, removeDiskImage } from './rootfs/disk-image.js'
 import {
   detachStagedLayers,
@@ -14,7 +13,7 @@ import {
   mountIdmappedOverlay,
 } from './rootfs/idmapped-overlay.js'
 import { unmountOverlay } from './rootfs/overlay.js'
-import type { TemplateLayers, Toolbox } from './rootfs/rootfs.js'
+import type { Toolbox } from './rootfs/rootfs.js'
 import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
@@ -57,7 +56,8 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
 export async function startSandboxHost(
   parts: HostParts,
   record: SandboxRecord,
-  layers: TemplateLayers,
+  /** Layer directories, lowest first. */
+  layers: string[],
 ): Promise<SandboxNetwork> {
   const { config } = parts
   const names = hostNames(config.prefix, record.sandboxID)
@@ -79,13 +79,20 @@ export async function startSandboxHost(
     bundleDir: paths.bundle,
     outputFile: paths.output,
     rootfs: paths.rootfs,
-    readonlyBinds: [{ source: parts.toolbox.dir, destination: parts.toolbox.mountPoint }],
+    readonlyBinds: [
+      { source: parts.toolbox.dir, destination: parts.toolbox.mountPoint },
+      // A build step's apt-get and npm need names resolved; other sandboxes keep the
+      // template's own resolver (templates point it at nothing: debian-base.ts).
+      ...(record.build === true
+        ? [{ source: '/etc/resolv.conf', destination: '/etc/resolv.conf' }]
+        : []),
+    ],
     netnsPath: network.value.netnsPath,
     cgroupsPath: names.cgroupPath,
     idMap,
     userNamespacePath: paths.userns,
-    // The base template's /etc/hosts names this host, so sudo and friends resolve it.
-    hostname: BASE_HOSTNAME,
+    // Templates' /etc/hosts name this host, so sudo and friends resolve it.
+    hostname: SANDBOX_HOSTNAME,
     resources: { cpuCount: record.cpuCount, memoryMB: record.memoryMB, pids: config.pidsLimit },
     process: {
       args: parts.toolbox.initArgs(ENVD_PORT),
@@ -129,7 +136,7 @@ async function openHandover(file: string, record: SandboxRecord): Promise<FileHa
 async function mountRootfs(
   parts: HostParts,
   paths: ReturnType<typeof sandboxPaths>,
-  layers: TemplateLayers,
+  layers: string[],
   record: SandboxRecord,
   owner: number,
 ): Promise<void> {
@@ -160,7 +167,7 @@ async function mountRootfs(
   await mountIdmappedOverlay({
     helper: path.join(parts.config.envdBuildDir, IDMAPPED_OVERLAY_HELPER),
     userNamespace: paths.userns,
-    lower: layers.layers,
+    lower: layers,
     upper: paths.upper,
     work: paths.work,
     target: paths.rootfs,

@@ -6,6 +6,10 @@ import { RUNTIME_NAMES } from './runtime/runtime.js'
 const recordSchema = z.object({
   sandboxID: z.string(),
   templateID: z.string(),
+  /** The template's layer IDs, lowest first (absent in records made before templates). */
+  layers: z.optional(z.array(z.string())),
+  /** A builder's sandbox (SandboxRequest.build). */
+  build: z.optional(z.boolean()),
   runtime: z.enum(RUNTIME_NAMES),
   slot: z.number(),
   /** The sandbox's address, once its network exists. */

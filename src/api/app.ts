@@ -60,7 +60,7 @@ export function createApiApp(options: ApiAppOptions): Hono {
   // Metrics first: `/sandboxes/metrics` must not be read as `/sandboxes/{sandboxID}`.
   app.route('/', sandboxMetricsRoutes(service))
   app.route('/', sandboxListRoutes(service))
-  app.route('/', sandboxRoutes(service, domain, logger))
+  app.route('/', sandboxRoutes(service, domain))
   app.route('/', sandboxLifecycleRoutes(service, domain))
   app.route('/', sandboxLogRoutes(service))
   // Tags first: `/templates/tags` must not be read as `/templates/{templateID}`.

@@ -4,6 +4,7 @@ import {
   SandboxStateError,
   type SandboxTemplate,
 } from '../agent/index.js'
+import { elapsedMs } from '../elapsed-ms.js'
 import type { Logger } from '../logger.js'
 import {
   isListed,
@@ -64,6 +65,7 @@ export class SandboxService {
 
   /** `POST /sandboxes` and `POST /v2/sandboxes` (§1.4 Create; Addendum: v2 is always secure). */
   async create(team: Team, body: NewSandbox, version: 'v1' | 'v2'): Promise<Sandbox> {
+    const started = performance.now()
     // Before the template: `mcp` makes the SDK ask for `mcp-gateway`, which is not there either.
     refuseUnsupportedCreateFields(body)
     const resolved = await this.templates.resolveForSandbox(team, body.templateID)
@@ -101,7 +103,15 @@ export class SandboxService {
       .catch((error: unknown) => {
         this.logger.error({ err: error, sandboxID: sandbox.sandboxID }, 'recording creation failed')
       })
-    this.logger.info({ sandboxID: sandbox.sandboxID, teamID: team.id }, 'sandbox created')
+    this.logger.info(
+      {
+        sandboxID: sandbox.sandboxID,
+        teamID: team.id,
+        templateID: sandbox.templateID,
+        durationMs: elapsedMs(started),
+      },
+      'sandbox created',
+    )
     // A first sample now, so metrics exist before the telemetry loop's next pass.
     this.telemetry.sample(sandbox).catch((error: unknown) => {
       this.logger.warn({ err: error, sandboxID: sandbox.sandboxID }, 'first metrics sample failed')
@@ -211,9 +221,11 @@ export class SandboxService {
 
   /** `DELETE /sandboxes/{id}` (§1.4): kills a running or paused sandbox; 404 when unknown. */
   async kill(team: Team, sandboxID: string): Promise<void> {
+    const started = performance.now()
     const sandbox = await this.get(team, sandboxID)
     await this.remove(sandbox)
     await this.events.record(sandbox, 'killed')
+    this.logger.info({ sandboxID, durationMs: elapsedMs(started) }, 'sandbox killed')
   }
 
   /** `POST /sandboxes/{id}/timeout` (§1.4): end = now + timeout, may shorten, capped. */
@@ -274,10 +286,12 @@ export class SandboxService {
 
   /** `POST /sandboxes/{id}/pause` (§1.4): 204, or 409 when already paused. */
   async pause(team: Team, sandboxID: string): Promise<void> {
+    const started = performance.now()
     const sandbox = await this.get(team, sandboxID)
     if (sandbox.state === 'paused') throw apiErrors.sandboxAlreadyPaused(sandboxID)
     await this.pauseRunning(sandboxID)
     await this.events.record(sandbox, 'paused')
+    this.logger.info({ sandboxID, durationMs: elapsedMs(started) }, 'sandbox paused')
   }
 
   /**
@@ -309,6 +323,7 @@ export class SandboxService {
     const paused = await this.store.getSandbox(sandboxID)
     if (paused === undefined || !isListed(paused.state)) throw apiErrors.sandboxNotFound(sandboxID)
     if (paused.state === 'running') return paused
+    const started = performance.now()
     const release = await this.slots.reserve(paused.teamID)
     try {
       await this.agent.resume(sandboxID).catch((error: unknown) => {
@@ -327,8 +342,10 @@ export class SandboxService {
       const sandbox = updated ?? (await this.store.getSandbox(sandboxID))
       if (sandbox === undefined) throw apiErrors.sandboxNotFound(sandboxID)
       // Only the call that moved it out of `paused` logs the resume; a concurrent one did not.
-      if (updated !== undefined)
+      if (updated !== undefined) {
         await this.events.record(sandbox, 'resumed', { timeout: `${timeoutS}` })
+        this.logger.info({ sandboxID, durationMs: elapsedMs(started) }, 'sandbox resumed')
+      }
       return sandbox
     } finally {
       await release()
@@ -340,12 +357,13 @@ export class SandboxService {
    * says so (`autoPause` / `onTimeout: pause`), else kill it.
    */
   async expire(sandbox: Sandbox): Promise<void> {
+    const started = performance.now()
     const log = this.logger.child({ sandboxID: sandbox.sandboxID })
     const action = sandbox.lifecycle.onTimeout === 'pause' ? 'paused' : 'killed'
     if (action === 'paused') await this.pauseRunning(sandbox.sandboxID)
     else await this.remove(sandbox)
     await this.events.record(sandbox, 'timeout', { action })
-    log.info({ action }, 'sandbox expired')
+    log.info({ action, durationMs: elapsedMs(started) }, 'sandbox expired')
   }
 
   private async pauseRunning(sandboxID: string): Promise<void> {

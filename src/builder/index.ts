@@ -63,6 +63,8 @@ export interface BuildReporter {
 /** The archives `COPY` steps use, uploaded by clients (§2.3), kept per template. */
 export interface TemplateFiles {
   has(templateID: string, hash: string): Promise<boolean>
+  /** The archive's bytes; throws when it was never uploaded. */
+  read(templateID: string, hash: string): Promise<Buffer>
   /** Stores the archive; refuses a body whose length differs from `length`. */
   write(
     templateID: string,
@@ -87,4 +89,6 @@ export interface Builder {
   close(): Promise<void>
 }
 
+export { DEBIAN_BASE_IMAGES } from './base/debian-base.js'
+export { type BuilderConfig, createBuilder } from './create-builder.js'
 export { createTemplateFiles, TemplateFileLengthError } from './template-files.js'

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { TemplateFiles } from './index.js'
 
@@ -35,6 +35,15 @@ export function createTemplateFiles(dir: string): TemplateFiles {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
         throw error
+      }
+    },
+
+    async read(templateID, hash) {
+      try {
+        return await readFile(fileOf(templateID, hash))
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+        throw new Error(`the files of hash ${hash} were never uploaded for template ${templateID}`)
       }
     },
 

@@ -7,8 +7,8 @@ commands:
   envd [--port N] [--host ADDR]   run the in-sandbox agent (E2B envd) on this host
   serve [--data-dir DIR] [--templates-dir DIR] [--host ADDR] [--api-port N] [--proxy-port N]
         [--domain D] [--tls-cert FILE --tls-key FILE] [--prefix P] [--runtime crun|runc|runsc]
-        [--no-masquerade] [--address-pool CIDR] [--max-sandboxes N] [--max-lifetime-hours N]
-        [--postgres-url URL]
+        [--no-masquerade] [--masquerade-builds] [--address-pool CIDR] [--max-sandboxes N] [--max-lifetime-hours N]
+        [--postgres-url URL] [--log-format pretty|json]
                                   run the E2B-compatible service: api, proxy, agent, store
       --domain D                  what clients put after api. and <port>-<sandboxID>. (E2B_DOMAIN),
                                   a port may follow; default sandbar.localhost:<proxy port>
@@ -19,6 +19,12 @@ commands:
                                   its memory (the host keeps max(1 GiB, 10%)), its pids within
                                   the pids budget, its open files within fs.file-max, and a /30
                                   of the address pool; serve prints the limit and what bounds it
+      --no-masquerade             sandboxes' traffic never leaves through the host's uplinks
+      --masquerade-builds         with --no-masquerade, template builds still reach the
+                                  internet (aptInstall, npmInstall); other sandboxes do not
+      --log-format pretty|json    stderr's log: readable lines (time, warnings, sandboxes and
+                                  builds with their durations) or one JSON object a line;
+                                  default pretty on a terminal, json otherwise
 `
 
 const commands: Record<string, (argv: string[]) => Promise<void>> = {

@@ -13,7 +13,14 @@ import {
   readHostResources,
 } from '../agent/index.js'
 import { BASE_TEMPLATE, createControlPlane } from '../api/index.js'
-import { createLogger } from '../logger.js'
+import { elapsedMs } from '../elapsed-ms.js'
+import {
+  createLogger,
+  defaultLogFormat,
+  LOG_FORMATS,
+  type LogFormat,
+  type Logger,
+} from '../logger.js'
 import { createProxy } from '../proxy/index.js'
 import { createStore, loadTokenKey } from '../store/index.js'
 import { readyMessage, writeClientEnv } from './client-env.js'
@@ -38,6 +45,8 @@ export interface ServeConfig {
   /** The OCI runtime new sandboxes run on; each sandbox records its own. */
   runtime: RuntimeName
   masquerade: boolean
+  /** Build sandboxes are masqueraded even with `masquerade` off. */
+  masqueradeBuilds: boolean
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
   addressPool: string
   /**
@@ -49,6 +58,8 @@ export interface ServeConfig {
   maxLifetimeHours: number
   /** PostgreSQL instead of the embedded SQLite file (DESIGN.md: several api instances). */
   postgresUrl?: string | undefined
+  /** How stderr's log lines read: for a person (`pretty`) or for machines (`json`). */
+  logFormat: LogFormat
 }
 
 export function parseServeArgs(argv: string[]): ServeConfig {
@@ -66,10 +77,12 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       prefix: { type: 'string', default: 'sb' },
       runtime: { type: 'string', default: 'crun' },
       'no-masquerade': { type: 'boolean', default: false },
+      'masquerade-builds': { type: 'boolean', default: false },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
       'postgres-url': { type: 'string' },
+      'log-format': { type: 'string' },
     },
   })
   if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) {
@@ -88,6 +101,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     prefix: values.prefix,
     runtime: runtimeName(values.runtime),
     masquerade: !values['no-masquerade'],
+    masqueradeBuilds: !values['no-masquerade'] || values['masquerade-builds'],
     addressPool: values['address-pool'],
     maxSandboxes:
       values['max-sandboxes'] === undefined
@@ -95,6 +109,8 @@ export function parseServeArgs(argv: string[]): ServeConfig {
         : positiveInt(values['max-sandboxes'], 'max-sandboxes'),
     maxLifetimeHours: positiveInt(values['max-lifetime-hours'], 'max-lifetime-hours'),
     postgresUrl: values['postgres-url'],
+    logFormat:
+      values['log-format'] === undefined ? defaultLogFormat() : logFormat(values['log-format']),
   }
 }
 
@@ -107,6 +123,14 @@ function runtimeName(value: string): RuntimeName {
     throw new UsageError(`invalid --runtime '${value}' (one of ${RUNTIME_NAMES.join(', ')})`)
   }
   return runtime
+}
+
+function logFormat(value: string): LogFormat {
+  const format = LOG_FORMATS.find((name) => name === value)
+  if (format === undefined) {
+    throw new UsageError(`invalid --log-format '${value}' (one of ${LOG_FORMATS.join(', ')})`)
+  }
+  return format
 }
 
 function positiveInt(value: string, flag: string): number {
@@ -126,13 +150,16 @@ function port(value: string): number {
  * SIGTERM/SIGINT close them; sandboxes keep running for the next start to adopt.
  */
 export async function runServe(config: ServeConfig): Promise<void> {
-  const logger = createLogger('sandbar')
+  const started = performance.now()
+  const logger = createLogger('sandbar', { format: config.logFormat })
   await makeDataDirPrivate(config.dataDir)
   const tokenKey = await loadTokenKey(path.join(config.dataDir, 'token.key'))
-  const store = await createStore(
-    config.postgresUrl === undefined
-      ? { sqlitePath: path.join(config.dataDir, 'sandbar.db'), tokenKey }
-      : { postgresUrl: config.postgresUrl, tokenKey },
+  const store = await phase(logger, 'store open', () =>
+    createStore(
+      config.postgresUrl === undefined
+        ? { sqlitePath: path.join(config.dataDir, 'sandbar.db'), tokenKey }
+        : { postgresUrl: config.postgresUrl, tokenKey },
+    ),
   )
   const certificate = await proxyCertificate(config.dataDir, config.domain, {
     certFile: config.tlsCertFile,
@@ -145,27 +172,32 @@ export async function runServe(config: ServeConfig): Promise<void> {
     await readHostResources(config.addressPool),
     { memoryMB: BASE_TEMPLATE.memoryMB, pidsLimit: SANDBOX_PIDS_LIMIT },
   )
-  const agent = await createAgent({
-    dataDir: config.dataDir,
-    templatesDir: config.templatesDir,
-    prefix: config.prefix,
-    runtime: config.runtime,
-    addressPool: config.addressPool,
-    masquerade: config.masquerade,
-    pidsLimit: SANDBOX_PIDS_LIMIT,
-    maxSandboxes: limit.maxSandboxes,
-    // scripts/build.mjs puts envd/ and idmapped-overlay next to sandbar.mjs, the bundle running this code.
-    envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
-    logger,
-  })
-  const controlPlane = await createControlPlane({
-    store,
-    agent,
-    logger,
-    concurrencyLimit: limit.maxSandboxes,
-    maxLifetimeHours: config.maxLifetimeHours,
-    domain: config.domain,
-  })
+  const agent = await phase(logger, 'agent ready', () =>
+    createAgent({
+      dataDir: config.dataDir,
+      templatesDir: config.templatesDir,
+      prefix: config.prefix,
+      runtime: config.runtime,
+      addressPool: config.addressPool,
+      masquerade: config.masquerade,
+      masqueradeBuilds: config.masqueradeBuilds,
+      pidsLimit: SANDBOX_PIDS_LIMIT,
+      maxSandboxes: limit.maxSandboxes,
+      // scripts/build.mjs puts envd/ and idmapped-overlay next to sandbar.mjs, the bundle running this code.
+      envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
+      logger,
+    }),
+  )
+  const controlPlane = await phase(logger, 'control plane ready', () =>
+    createControlPlane({
+      store,
+      agent,
+      logger,
+      concurrencyLimit: limit.maxSandboxes,
+      maxLifetimeHours: config.maxLifetimeHours,
+      domain: config.domain,
+    }),
+  )
   const apiListener = getRequestListener(controlPlane.app.fetch)
   const api = createServer(apiListener)
   api.listen(config.apiPort, config.host)
@@ -179,6 +211,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
   })
   await proxy.listen(config.proxyPort, config.host)
   logger.info({ port: config.apiPort, host: config.host }, 'api listening')
+  logger.info({ durationMs: elapsedMs(started) }, 'sandbar ready')
   const ports = { api: config.apiPort, proxy: config.proxyPort }
   console.log(readyMessage(config.dataDir, ports, clientSettings, clientEnv))
   console.log(limit.summary)
@@ -201,6 +234,14 @@ export async function runServe(config: ServeConfig): Promise<void> {
       })
     })
   }
+}
+
+/** Runs one start-up step and logs how long it took, so a slow start says where. */
+async function phase<T>(logger: Logger, message: string, step: () => Promise<T>): Promise<T> {
+  const started = performance.now()
+  const result = await step()
+  logger.info({ durationMs: elapsedMs(started) }, message)
+  return result
 }
 
 /**

@@ -9,6 +9,14 @@ import { EnvdState } from './state.js'
 import { UserDirectory } from './users.js'
 import { ENVD_PORT, ENVD_VERSION } from './version.js'
 
+/** The host-side client the agent and builder run sandbox commands with. */
+export {
+  type EnvdCommand,
+  type EnvdCommandResult,
+  EnvdProcessClient,
+  type EnvdTarget,
+  type StartedCommand,
+} from './client/process-client.js'
 export { ENVD_CONTROL_HEADER, type EnvdHandover, encodeHandover } from './handover.js'
 export { ENVD_PORT, ENVD_VERSION }
 

@@ -8,16 +8,14 @@ import {
   type AgentConfig,
   createAgent,
   type SandboxRequest,
+  type SandboxTemplate,
 } from '../../src/agent/index.js'
 import { pathExists } from '../../src/agent/path-exists.js'
 import { type SandboxRecord, SandboxRecords } from '../../src/agent/sandbox-record.js'
+import { TEMPLATE_CACHE } from './base-layer.js'
 import { leftoverCgroupDirs } from './cgroup-probe.js'
 
-/**
- * Template layers are cached across runs here: building `base` takes about a minute, and the
- * cache is keyed by its recipe, so it is reused, never leaked.
- */
-export const TEMPLATE_CACHE = '/var/cache/sandbar-test/templates'
+export { TEMPLATE_CACHE }
 
 /**
  * The address pool of test agents and test services: `SANDBAR_TEST_ADDRESS_POOL` gives two
@@ -36,12 +34,23 @@ export function testPrefix(): string {
 export function sandboxRequest(overrides: Partial<SandboxRequest> = {}): SandboxRequest {
   return {
     sandboxID: `i${randomBytes(10).toString('hex')}`,
-    templateID: 'base',
+    template: baseTemplate(),
     cpuCount: 1,
     memoryMB: 256,
     diskSizeMB: 512,
     envVars: {},
     egress: { allowOut: [], denyOut: [] },
+    ...overrides,
+  }
+}
+
+/** The Debian base layer as a template, with the base template's user and workdir. */
+export function baseTemplate(overrides: Partial<SandboxTemplate> = {}): SandboxTemplate {
+  return {
+    templateID: 'base',
+    layers: [inject('baseLayerID')],
+    defaultUser: 'user',
+    defaultWorkdir: '/home/user',
     ...overrides,
   }
 }

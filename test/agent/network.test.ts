@@ -57,6 +57,7 @@ beforeEach(async () => {
     prefix,
     addressPool: identity.pool,
     masquerade: false,
+    masqueradeBuilds: false,
     logger: pino({ level: 'silent' }),
   })
   await manager.init()
@@ -225,6 +226,7 @@ describe('network manager', () => {
       prefix,
       addressPool: `10.241.${subnet}.0/24`,
       masquerade: false,
+      masqueradeBuilds: false,
       logger: pino({ level: 'silent' }),
       nftPath: '/nonexistent/nft',
     })

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { readFile, writeFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import { mountNetnsSysfs, netnsSysfsDir } from '../../src/agent/runtime/netns-sysfs.js'
 import { SandboxRecords } from '../../src/agent/sandbox-record.js'
@@ -26,7 +26,14 @@ describe('reconcile', () => {
     const id = sandboxID()
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'test/agent/agent-process.ts', JSON.stringify(config), id],
+      [
+        '--import',
+        'tsx',
+        'test/agent/agent-process.ts',
+        JSON.stringify(config),
+        id,
+        inject('baseLayerID'),
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     )
     const exited = once(child, 'exit')

@@ -14,7 +14,6 @@ import path from 'node:path'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
-import { BASE_TEMPLATE_ID, ensureBaseTemplate } from '../../src/agent/rootfs/base-template.js'
 import {
   detachStagedLayers,
   IDMAPPED_OVERLAY_HELPER,
@@ -22,14 +21,14 @@ import {
 } from '../../src/agent/rootfs/idmapped-overlay.js'
 import { mountsUnder } from '../../src/agent/rootfs/mountinfo.js'
 import { isMounted, unmountOverlay } from '../../src/agent/rootfs/overlay.js'
-import type { TemplateLayers, Toolbox } from '../../src/agent/rootfs/rootfs.js'
+import type { Toolbox } from '../../src/agent/rootfs/rootfs.js'
 import { ensureToolbox } from '../../src/agent/rootfs/toolbox.js'
 import {
   createUserNamespace,
   OWNER_BASE,
   removeUserNamespace,
 } from '../../src/agent/user-namespace.js'
-import { TEMPLATE_CACHE } from './agent-fixture.js'
+import { ensureTestBaseLayer, testLayerStore } from './base-layer.js'
 import { TEST_ID_MAP } from './runtime-fixture.js'
 
 const logger = pino({ level: process.env.SANDBAR_LOG_LEVEL ?? 'silent' })
@@ -55,30 +54,24 @@ afterAll(async () => {
 })
 
 describe('base template', () => {
-  let base: TemplateLayers
+  let layerID = ''
   const progress: string[] = []
 
   beforeAll(async () => {
     const started = performance.now()
-    base = await ensureBaseTemplate({
-      dataDir: TEMPLATE_CACHE,
-      logger,
-      onProgress: (line) => progress.push(line),
-    })
-    console.log(`base template ready in ${Math.round(performance.now() - started)} ms`)
+    layerID = await ensureTestBaseLayer(logger, (line) => progress.push(line))
+    console.log(`base layer ready in ${Math.round(performance.now() - started)} ms`)
   })
 
-  const layer = (file: string): string => path.join(base.layers[0] ?? '', file)
+  const layer = (file: string): string => path.join(testLayerStore(logger).path(layerID), file)
 
   it('is one cached layer named by its recipe, reused by the next call', async () => {
-    expect(base.templateID).toBe(BASE_TEMPLATE_ID)
-    expect(base.layers).toHaveLength(1)
-    expect(path.basename(layer(''))).toMatch(/^base-[0-9a-f]{16}$/)
+    expect(layerID).toMatch(/^base-[0-9a-f]{16}$/)
     const started = performance.now()
-    expect(await ensureBaseTemplate({ dataDir: TEMPLATE_CACHE, logger })).toEqual(base)
+    expect(await ensureTestBaseLayer(logger)).toBe(layerID)
     expect(performance.now() - started).toBeLessThan(1000)
     const names = await readdir(path.dirname(layer('')))
-    expect(names.filter((name) => name.startsWith('.building-'))).toEqual([])
+    expect(names.filter((name) => name.startsWith('.adding-'))).toEqual([])
   })
 
   it('has user `user` (uid 1000) with passwordless sudo, stored with the image IDs where only root enters', async () => {
@@ -142,7 +135,7 @@ describe('base template', () => {
       await mountIdmappedOverlay({
         helper: path.join(inject('envdBuildDir'), IDMAPPED_OVERLAY_HELPER),
         userNamespace,
-        lower: [...base.layers, top],
+        lower: [layer(''), top],
         ...paths,
         stageDir,
       })

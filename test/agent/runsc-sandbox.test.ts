@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxInfo } from '../../src/agent/index.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
-import { startTestAgent, type TestAgent } from './agent-fixture.js'
+import { baseTemplate, startTestAgent, type TestAgent } from './agent-fixture.js'
 
 // The opt-in hardened runtime end to end: the base template and envd under gVisor, chosen by
 // the agent's configuration and recorded on the sandbox. scripts/setup.sh installs runsc.
@@ -12,7 +12,7 @@ let info: SandboxInfo
 
 const request = () => ({
   sandboxID: `i${randomBytes(10).toString('hex')}`,
-  templateID: 'base',
+  template: baseTemplate(),
   cpuCount: 1,
   // gVisor keeps /tmp and its own kernel in the sandbox's memory.
   memoryMB: 512,

@@ -8,7 +8,7 @@ import { readCgroupMode } from '../../src/agent/runtime/cgroup-mode.js'
 import { SANDBOX_NOFILE } from '../../src/agent/runtime/oci-spec.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
 import { EXPECTED_PROBE_RESULTS, SYSCALL_PROBE } from '../support/syscall-probe.js'
-import { readRecord, startTestAgent, type TestAgent } from './agent-fixture.js'
+import { baseTemplate, readRecord, startTestAgent, type TestAgent } from './agent-fixture.js'
 import { readParentLimits } from './cgroup-probe.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
@@ -16,7 +16,7 @@ const sandboxID = () => `i${randomBytes(10).toString('hex')}`
 function request(id: string) {
   return {
     sandboxID: id,
-    templateID: 'base',
+    template: baseTemplate(),
     cpuCount: 1,
     memoryMB: 256,
     diskSizeMB: 512,

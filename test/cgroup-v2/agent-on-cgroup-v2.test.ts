@@ -3,9 +3,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ensureBaseTemplate } from '../../src/agent/rootfs/base-template.js'
 import { cgroupMounts } from '../../src/agent/runtime/cgroup-mode.js'
-import { TEMPLATE_CACHE } from '../agent/agent-fixture.js'
+import { ensureTestBaseLayer, testLayerStore } from '../agent/base-layer.js'
 import { writeInitramfs } from './guest-initramfs.js'
 import { ensureGuestKernel } from './guest-kernel.js'
 import { writeLayerImage } from './guest-layer-image.js'
@@ -36,12 +35,12 @@ let report: GuestReport | Error = new Error('the guest did not run')
 
 beforeAll(async () => {
   // The guest has no network, so it cannot build the base template: it uses the host's cache.
-  const base = await ensureBaseTemplate({ dataDir: TEMPLATE_CACHE, logger })
+  const base = testLayerStore(logger).path(await ensureTestBaseLayer(logger))
   const kernel = await ensureGuestKernel()
   workDir = await mkdtemp('/tmp/sbt-guest-')
   const initramfs = path.join(workDir, 'initramfs.cpio')
   await writeInitramfs(kernel, initramfs)
-  const layer = await writeLayerImage(base.layers, workDir)
+  const layer = await writeLayerImage([base], workDir)
   run = await runGuest(
     { kernel, initramfs, repo, tests: INNER_TESTS, workDir, layer },
     GUEST_TIMEOUT_MS,

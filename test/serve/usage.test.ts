@@ -55,4 +55,12 @@ describe('sandbar command line', () => {
       /^sandbar serve: invalid --runtime 'docker' \(one of crun, runc, runsc\)/,
     )
   })
+
+  it('documents --log-format and names the formats it takes', async () => {
+    const help = await sandbar('serve', '--help')
+    expect(help.stdout).toContain('--log-format pretty|json')
+    const { code, stderr } = await sandbar('serve', '--log-format', 'yaml')
+    expect(code).toBe(2)
+    expect(stderr).toMatch(/^sandbar serve: invalid --log-format 'yaml' \(one of pretty, json\)/)
+  })
 })

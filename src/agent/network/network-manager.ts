@@ -38,6 +38,8 @@ export interface NetworkManagerConfig {
   addressPool: string
   /** NAT sandbox traffic out of the default-route interface; off, it may never leave there. */
   masquerade: boolean
+  /** Build sandboxes are masqueraded even without `masquerade` (TableConfig). */
+  masqueradeBuilds: boolean
   logger: Logger
   /** Paths of the tools; default `ip` and `nft` from PATH. */
   ipPath?: string
@@ -74,10 +76,10 @@ class HostNetworkManager implements NetworkManager {
   }
 
   async init(): Promise<void> {
-    const { masquerade } = this.config
+    const { masquerade, masqueradeBuilds } = this.config
     const uplinks = defaultRouteDevices(await this.ip(defaultRouteArgs()))
     this.closed = closedNetworks(this.prefix, hostAddresses())
-    if (masquerade) {
+    if (masquerade || masqueradeBuilds) {
       if (uplinks.length === 0) this.logger.warn('no default route: sandboxes have no way out')
       // Replies to masqueraded flows enter through the uplink, and the kernel forwards only
       // what arrives on an interface with forwarding on (host-facts § Networking).
@@ -85,8 +87,13 @@ class HostNetworkManager implements NetworkManager {
     }
     const poolCIDR = this.pool.cidr
     const { closed } = this
-    await this.applyNft(tableScript({ prefix: this.prefix, poolCIDR, masquerade, uplinks, closed }))
-    this.logger.info({ table: this.table, uplinks, masquerade, closed }, 'network table ready')
+    await this.applyNft(
+      tableScript({ prefix: this.prefix, poolCIDR, masquerade, masqueradeBuilds, uplinks, closed }),
+    )
+    this.logger.info(
+      { table: this.table, uplinks, masquerade, masqueradeBuilds, closed },
+      'network table ready',
+    )
   }
 
   async setup(sandboxID: string, slot: number, policy: EgressPolicy): Promise<SandboxNetwork> {

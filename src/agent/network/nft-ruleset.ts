@@ -1,11 +1,11 @@
-import { nftTableName, PREFIX_PATTERN } from '../host-names.js'
+import { BUILD_VETH_MARKER, nftTableName, PREFIX_PATTERN } from '../host-names.js'
 import type { ParsedEgressPolicy } from './egress-policy.js'
 import { formatIPv4CIDR, parseIPv4CIDR } from './ipv4.js'
 
 /**
  * nft scripts for `nft -f -`, each applied as one atomic transaction. Only checked values reach
- * the text: the prefix (PREFIX_PATTERN), host veth names (`<prefix>h` + 8 hex digits, as
- * hostNames makes them), interface names read from `ip -j route`, and normalised IPv4 CIDRs.
+ * the text: the prefix (PREFIX_PATTERN), host veth names (`<prefix>h` + 8 hex digits, or `x` + 7
+ * for build sandboxes, as hostNames makes them), interface names read from `ip -j route`, and normalised IPv4 CIDRs.
  */
 
 export interface TableConfig {
@@ -13,6 +13,11 @@ export interface TableConfig {
   /** The address pool, source of masqueraded traffic. */
   poolCIDR: string
   masquerade: boolean
+  /**
+   * Build sandboxes leave through the uplinks, masqueraded, even when other sandboxes may not
+   * (`masquerade` off): template steps install from package registries.
+   */
+  masqueradeBuilds: boolean
   /** Interfaces of the host's default routes (`ip -j route show default`). */
   uplinks: readonly string[]
   /** Normalised CIDRs closed to sandboxes unless their allowOut names them (closed-networks.ts). */
@@ -59,6 +64,7 @@ export function sandboxObjects(hostVeth: string): SandboxObjects {
 export function tableScript(config: TableConfig): string {
   const t = tableRef(config.prefix)
   const sandboxes = `"${checkedPrefix(config.prefix)}h*"`
+  const builds = `"${config.prefix}h${BUILD_VETH_MARKER}*"`
   const uplinks = config.uplinks.map((name) => `"${checkedUplink(name)}"`).join(', ')
   const pool = checkedCIDR(config.poolCIDR)
   return lines([
@@ -92,7 +98,7 @@ export function tableScript(config: TableConfig): string {
     `add rule ${t} forward iifname ${sandboxes} ip daddr ${pool} drop`,
     // The allow/deny sets are IPv4 (wire contract §4.5); IPv6 from a sandbox goes nowhere.
     `add rule ${t} forward iifname ${sandboxes} meta nfproto ipv6 drop`,
-    ...uplinkRules(t, sandboxes, config.masquerade, uplinks),
+    ...uplinkRules(t, sandboxes, builds, config, uplinks),
     `add rule ${t} forward iifname ${sandboxes} ct state established,related accept`,
     `add rule ${t} forward oifname ${sandboxes} ct state established,related accept`,
     `add rule ${t} forward iifname ${sandboxes} iifname vmap @${SANDBOX_MAP}`,
@@ -103,28 +109,43 @@ export function tableScript(config: TableConfig): string {
     `add rule ${t} forward oifname ${sandboxes} drop`,
     `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
     `flush chain ${t} postrouting`,
-    ...(config.masquerade && uplinks !== ''
-      ? [`add rule ${t} postrouting ip saddr ${pool} oifname { ${uplinks} } masquerade`]
-      : []),
+    ...(uplinks === ''
+      ? []
+      : config.masquerade
+        ? [`add rule ${t} postrouting ip saddr ${pool} oifname { ${uplinks} } masquerade`]
+        : config.masqueradeBuilds
+          ? [
+              `add rule ${t} postrouting iifname ${builds} ip saddr ${pool} oifname { ${uplinks} } masquerade`,
+            ]
+          : []),
   ])
 }
 
 /**
  * Where sandbox traffic may leave the host. Masqueraded, only through an uplink: never into a
  * bridge, a VPN or another host-local network. Without masquerade, never through an uplink:
- * the pool's addresses must not reach the host's real network.
+ * the pool's addresses must not reach the host's real network — except, with
+ * `masqueradeBuilds`, build sandboxes', which are masqueraded and held to the uplinks.
  */
-function uplinkRules(t: string, sandboxes: string, masquerade: boolean, uplinks: string): string[] {
-  if (masquerade) {
+function uplinkRules(
+  t: string,
+  sandboxes: string,
+  builds: string,
+  config: TableConfig,
+  uplinks: string,
+): string[] {
+  if (uplinks === '')
+    return config.masquerade ? [`add rule ${t} forward iifname ${sandboxes} drop`] : []
+  if (config.masquerade) {
+    return [`add rule ${t} forward iifname ${sandboxes} oifname != { ${uplinks} } drop`]
+  }
+  if (config.masqueradeBuilds) {
     return [
-      uplinks === ''
-        ? `add rule ${t} forward iifname ${sandboxes} drop`
-        : `add rule ${t} forward iifname ${sandboxes} oifname != { ${uplinks} } drop`,
+      `add rule ${t} forward iifname ${builds} oifname != { ${uplinks} } drop`,
+      `add rule ${t} forward iifname ${sandboxes} iifname != ${builds} oifname { ${uplinks} } drop`,
     ]
   }
-  return uplinks === ''
-    ? []
-    : [`add rule ${t} forward iifname ${sandboxes} oifname { ${uplinks} } drop`]
+  return [`add rule ${t} forward iifname ${sandboxes} oifname { ${uplinks} } drop`]
 }
 
 /**
@@ -216,7 +237,8 @@ function checkedPrefix(prefix: string): string {
 }
 
 function checkedHostVeth(prefix: string, name: string): string {
-  if (!new RegExp(`^${checkedPrefix(prefix)}h[0-9a-f]{8}$`).test(name)) {
+  const pattern = `^${checkedPrefix(prefix)}h([0-9a-f]{8}|${BUILD_VETH_MARKER}[0-9a-f]{7})$`
+  if (!new RegExp(pattern).test(name)) {
     throw new RangeError(`not a host veth of prefix ${prefix}: ${name}`)
   }
   return name

@@ -26,7 +26,7 @@ export interface IdmappedOverlaySpec extends OverlaySpec {
  * belong to the sandbox's root as the host sees it (its ID map's first host ID): the merged
  * `/` takes its owner from upper. Each layer is staged at `<stageDir>/<layer name>` and
  * detached once the overlay holds it; the overlay's lowerdir keeps those names, so it still
- * says which layer it stacks (base-template.ts checks that before replacing one).
+ * says which layer it stacks.
  */
 export async function mountIdmappedOverlay(spec: IdmappedOverlaySpec): Promise<void> {
   const stages = spec.lower.map((layer) => path.join(spec.stageDir, path.basename(layer)))

@@ -4,7 +4,7 @@ import { readMounts } from './mountinfo.js'
 
 /** One sandbox's root filesystem: template layers below, the sandbox's own directory on top. */
 export interface OverlaySpec {
-  /** Layer directories, lowest first (the order of TemplateLayers.layers). */
+  /** Layer directories, lowest first (the order of SandboxTemplate.layers). */
   lower: readonly string[]
   /** Receives every write of the sandbox. */
   upper: string
@@ -16,7 +16,7 @@ export interface OverlaySpec {
 
 /**
  * The `-o` value for mount(8). overlayfs wants lowerdir top-first (the leftmost directory wins),
- * while TemplateLayers lists layers lowest first, so the list is reversed. Paths holding the
+ * while SandboxTemplate lists layers lowest first, so the list is reversed. Paths holding the
  * option separators (`,` `:`) or a backslash are refused rather than escaped.
  */
 export function overlayOptions(spec: Pick<OverlaySpec, 'lower' | 'upper' | 'work'>): string {
@@ -28,12 +28,6 @@ export function overlayOptions(spec: Pick<OverlaySpec, 'lower' | 'upper' | 'work
   }
   const lowerdir = [...spec.lower].reverse().join(':')
   return `lowerdir=${lowerdir},upperdir=${spec.upper},workdir=${spec.work}`
-}
-
-/** The lowerdir entries of an overlay's mount options (mountinfo's super options). Pure. */
-export function overlayLowerDirs(superOptions: string): string[] {
-  const option = superOptions.split(',').find((entry) => entry.startsWith('lowerdir='))
-  return option === undefined ? [] : option.slice('lowerdir='.length).split(':')
 }
 
 /**

@@ -1,9 +1,3 @@
-/** A template's root filesystem: layer directories, lowest first, owned as in the image. */
-export interface TemplateLayers {
-  templateID: string
-  layers: string[]
-}
-
 /**
  * The read-only toolbox bind-mounted into every sandbox (host-facts: node, its libraries and
  * loader, the envd bundle, tini, setpriv), so templates need nothing installed for Sandbar.

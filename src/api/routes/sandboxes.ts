@@ -1,5 +1,4 @@
 import { Hono } from 'hono'
-import type { Logger } from '../../logger.js'
 import type { AuthEnv } from '../auth.js'
 import { sandboxIDFromPath } from '../sandbox-ids.js'
 import type { SandboxService } from '../sandbox-service.js'
@@ -11,7 +10,7 @@ import { jsonBody } from '../schemas/validate.js'
  * The sandbox resource routes of wire contract §1.2: create, get, delete, network. `domain` is
  * the sandbox domain the replies carry (sandbox-views.ts).
  */
-export function sandboxRoutes(service: SandboxService, domain: string, logger: Logger) {
+export function sandboxRoutes(service: SandboxService, domain: string) {
   const app = new Hono<AuthEnv>()
 
   app.post('/sandboxes', jsonBody(newSandboxSchema), async (c) => {
@@ -32,7 +31,6 @@ export function sandboxRoutes(service: SandboxService, domain: string, logger: L
   app.delete('/sandboxes/:sandboxID', async (c) => {
     const sandboxID = sandboxIDFromPath(c.req.param('sandboxID'))
     await service.kill(c.get('team'), sandboxID)
-    logger.info({ sandboxID }, 'sandbox killed')
     return c.body(null, 204)
   })
 

@@ -26,6 +26,13 @@ describe('createTemplateFiles', () => {
     expect(await readFile(file, 'utf8')).toBe('abcd')
     expect((await stat(file)).mode & 0o777).toBe(0o600)
     expect(await files.has('tpl', hash)).toBe(true)
+    expect((await files.read('tpl', hash)).toString()).toBe('abcd')
+  })
+
+  it('says which archive was never uploaded when asked to read it', async () => {
+    await expect(createTemplateFiles(dir).read('tpl', hash)).rejects.toThrow(
+      `the files of hash ${hash} were never uploaded for template tpl`,
+    )
   })
 
   it.each([

@@ -18,6 +18,7 @@ describe('tableScript', () => {
         prefix: 'sb',
         poolCIDR: '10.231.0.0/16',
         masquerade: false,
+        masqueradeBuilds: false,
         uplinks: ['eth0'],
         closed,
       }),
@@ -56,6 +57,7 @@ flush chain inet sandbar_sb postrouting
       prefix: 'sb',
       poolCIDR: '10.231.0.0/16',
       masquerade: true,
+      masqueradeBuilds: false,
       uplinks: ['eth0', 'wlan0'],
       closed,
     })
@@ -75,6 +77,7 @@ flush chain inet sandbar_sb postrouting
         prefix: 'sb',
         poolCIDR: '10.231.0.0/16',
         masquerade,
+        masqueradeBuilds: masquerade,
         uplinks: [],
         closed,
       })
@@ -85,11 +88,33 @@ flush chain inet sandbar_sb postrouting
     }
   })
 
+  it('with masqueradeBuilds alone: build sandboxes out through the uplinks, masqueraded; others never', () => {
+    const script = tableScript({
+      prefix: 'sb',
+      poolCIDR: '10.231.0.0/16',
+      masquerade: false,
+      masqueradeBuilds: true,
+      uplinks: ['eth0'],
+      closed,
+    })
+    expect(script).toContain(
+      'add rule inet sandbar_sb forward iifname "sbhx*" oifname != { "eth0" } drop\n',
+    )
+    expect(script).toContain(
+      'add rule inet sandbar_sb forward iifname "sbh*" iifname != "sbhx*" oifname { "eth0" } drop\n',
+    )
+    expect(script.split('\n').slice(-2)).toEqual([
+      'add rule inet sandbar_sb postrouting iifname "sbhx*" ip saddr 10.231.0.0/16 oifname { "eth0" } masquerade',
+      '',
+    ])
+  })
+
   it('drops traffic between sandboxes before any established or allow rule', () => {
     const script = tableScript({
       prefix: 'sb',
       poolCIDR: '10.231.0.0/16',
       masquerade: true,
+      masqueradeBuilds: false,
       uplinks: ['eth0'],
       closed,
     })
@@ -100,7 +125,13 @@ flush chain inet sandbar_sb postrouting
   })
 
   it('refuses unchecked names', () => {
-    const config = { prefix: 'sb', poolCIDR: '10.231.0.0/16', masquerade: false, closed }
+    const config = {
+      prefix: 'sb',
+      poolCIDR: '10.231.0.0/16',
+      masquerade: false,
+      masqueradeBuilds: false,
+      closed,
+    }
     expect(() => tableScript({ ...config, uplinks: ['eth0" accept'] })).toThrow(RangeError)
     expect(() => tableScript({ ...config, prefix: 'SB', uplinks: [] })).toThrow(RangeError)
     expect(() => tableScript({ ...config, poolCIDR: '10.231.0.1/16', uplinks: [] })).toThrow(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { overlayLowerDirs, overlayOptions } from '../../../../src/agent/rootfs/overlay.js'
+import { overlayOptions } from '../../../../src/agent/rootfs/overlay.js'
 
 describe('overlayOptions', () => {
   it('lists lowerdir top-first although layers come lowest first', () => {
@@ -20,14 +20,5 @@ describe('overlayOptions', () => {
 
   it('needs a lower layer', () => {
     expect(() => overlayOptions({ lower: [], upper: '/u', work: '/w' })).toThrow('at least one')
-  })
-})
-
-describe('overlayLowerDirs', () => {
-  it("lists an overlay's lower directories from its mount options", () => {
-    expect(
-      overlayLowerDirs('rw,lowerdir=/s/a/layers/base-1:/s/a/layers/top,upperdir=/u,workdir=/w'),
-    ).toEqual(['/s/a/layers/base-1', '/s/a/layers/top'])
-    expect(overlayLowerDirs('rw,relatime')).toEqual([])
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { BASE_PACKAGES, mmdebstrapArgs } from '../../../../src/agent/rootfs/mmdebstrap-args.js'
+import { BASE_PACKAGES, mmdebstrapArgs } from '../../../../src/builder/base/mmdebstrap-args.js'
 
 const sources = [
   'deb http://deb.debian.org/debian bookworm main',

@@ -3,7 +3,7 @@ import {
   debianSourceLines,
   parseDeb822Sources,
   parseSourcesList,
-} from '../../../../src/agent/rootfs/apt-sources.js'
+} from '../../../../src/builder/base/apt-sources.js'
 
 // The project machines' /etc/apt/sources.list.d/debian.sources.
 const deb822 = `Types: deb

@@ -1,0 +1,115 @@
+import { randomBytes, randomInt } from 'node:crypto'
+import type { Agent, SandboxTemplate } from '../agent/index.js'
+import { EnvdProcessClient } from '../envd/index.js'
+import type { StepSandbox } from './steps/build-context.js'
+
+/** Build sandboxes' IDs: `b` + 20 of E2B's ID characters, never mistaken for a user's. */
+function buildSandboxID(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz1234567890'
+  let id = 'b'
+  for (let i = 0; i < 20; i++) id += alphabet[randomInt(alphabet.length)]
+  return id
+}
+
+/** A build sandbox's disk: its writes are one step's layer, sparse, so the size costs nothing. */
+const BUILD_DISK_MB = 16_384
+
+export interface BuildSandboxOptions {
+  layers: string[]
+  env: Record<string, string>
+  cpuCount: number
+  memoryMB: number
+  /** A start command to run and wait for (the finalize phase's check); none for steps. */
+  start?: Pick<SandboxTemplate, 'startCmd' | 'readyCmd' | 'defaultUser' | 'defaultWorkdir'>
+}
+
+/**
+ * A real sandbox created through the agent for one build phase (issue 11: same runtime, same
+ * limits), with an access token of its own; steps run in it through envd. It ends either kept
+ * as a layer (`commit`) or removed (`remove`).
+ */
+export class BuildSandbox implements StepSandbox {
+  private readonly client: EnvdProcessClient
+
+  private constructor(
+    private readonly agent: Agent,
+    readonly sandboxID: string,
+    private readonly url: string,
+    private readonly accessToken: string,
+    private readonly signal: AbortSignal,
+  ) {
+    this.client = new EnvdProcessClient({ url, accessToken })
+  }
+
+  /** Aborting `signal` (a cancelled build) kills what runs in it. */
+  static async create(
+    agent: Agent,
+    options: BuildSandboxOptions,
+    signal: AbortSignal,
+  ): Promise<BuildSandbox> {
+    const sandboxID = buildSandboxID()
+    const accessToken = randomBytes(32).toString('hex')
+    const info = await agent.create({
+      sandboxID,
+      template: {
+        templateID: 'build',
+        layers: options.layers,
+        defaultUser: options.start?.defaultUser ?? 'root',
+        defaultWorkdir: options.start?.defaultWorkdir ?? '/',
+        startCmd: options.start?.startCmd,
+        readyCmd: options.start?.readyCmd,
+      },
+      build: true,
+      cpuCount: options.cpuCount,
+      memoryMB: options.memoryMB,
+      diskSizeMB: BUILD_DISK_MB,
+      envVars: options.env,
+      accessToken,
+      egress: { allowOut: [], denyOut: [] },
+    })
+    return new BuildSandbox(agent, sandboxID, info.envdURL, accessToken, signal)
+  }
+
+  async run(argv: string[], options: Parameters<StepSandbox['run']>[1]): Promise<number> {
+    const [cmd = '', ...args] = argv
+    const result = await this.client.run(
+      { cmd, args, user: options.user, cwd: options.cwd, envs: options.envs },
+      { onLine: options.onOutput, signal: this.signal },
+    )
+    return result.exitCode
+  }
+
+  async upload(path: string, data: Buffer): Promise<void> {
+    const form = new FormData()
+    form.append('file', new Blob([data]), 'file')
+    const query = new URLSearchParams({ path, username: 'root' })
+    const response = await fetch(`${this.url}/files?${query}`, {
+      method: 'POST',
+      headers: { 'x-access-token': this.accessToken },
+      body: form,
+    })
+    if (!response.ok) {
+      throw new Error(`upload of ${path} failed: ${response.status} ${await response.text()}`)
+    }
+  }
+
+  /** Runs `work` with the sandbox, removing the sandbox when it throws. */
+  async use<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (error) {
+      // Already gone when the failure came after (or inside) its commit.
+      await this.remove().catch(() => undefined)
+      throw error
+    }
+  }
+
+  /** Keeps what the sandbox wrote as layer `layerID` and removes the sandbox. */
+  commit(layerID: string): Promise<void> {
+    return this.agent.commit(this.sandboxID, layerID)
+  }
+
+  remove(): Promise<void> {
+    return this.agent.kill(this.sandboxID)
+  }
+}
