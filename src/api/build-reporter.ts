@@ -18,7 +18,8 @@ export type BuildOutcome = { status: 'ready' } | { status: 'error'; failure: Bui
 /**
  * Where the builder reports one build (§2.4): status transitions, result and failure go to the
  * store for the SDK's status polls, log lines in batches, and progress to the service's log
- * with the build's `templateID`, `buildID`, `step` and durations.
+ * with the build's `templateID`, `buildID`, `step` and durations: start, ready and failure at
+ * info, each step's span at debug (the builder logs its steps' outcomes at info already).
  */
 export class StoreBuildReporter implements BuildReporter {
   private pending: BuildLogEntry[] = []
@@ -50,7 +51,7 @@ export class StoreBuildReporter implements BuildReporter {
     if (line.step !== undefined && line.step !== this.step?.name) {
       this.endStep(timestamp.getTime())
       this.step = { name: line.step, since: timestamp.getTime() }
-      this.log_.info({ step: line.step }, 'build step started')
+      this.log_.debug({ step: line.step }, 'build step started')
     }
     this.log_.debug({ step: line.step, level: line.level }, line.message)
     this.timer ??= setTimeout(() => {
@@ -62,7 +63,8 @@ export class StoreBuildReporter implements BuildReporter {
   async started(): Promise<void> {
     this.startedAt = Date.now()
     await this.update({ status: 'building', updatedAt: new Date() })
-    this.log_.info({ durationMs: this.startedAt - this.registeredAt }, 'build started')
+    // The duration is the time the build waited in the queue.
+    this.log_.info({ durationMs: this.startedAt - this.registeredAt }, 'build left the queue')
   }
 
   async ready(result: BuildResult): Promise<void> {
@@ -114,7 +116,7 @@ export class StoreBuildReporter implements BuildReporter {
 
   private endStep(now: number): void {
     if (this.step === undefined) return
-    this.log_.info(
+    this.log_.debug(
       { step: this.step.name, durationMs: now - this.step.since },
       'build step finished',
     )

@@ -21,7 +21,7 @@ function capturingLogger() {
       done()
     },
   })
-  return { records, logger: pino({ level: 'info' }, stream) }
+  return { records, logger: pino({ level: 'debug' }, stream) }
 }
 
 describe('StoreBuildReporter', () => {
