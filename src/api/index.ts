@@ -43,13 +43,15 @@ export interface ControlPlane {
 }
 
 /**
- * Creates the control plane: reconciles the store with the agent (sandbox-reconcile.ts), then
- * starts expiring sandboxes at their timeout (§4.2) and collecting their metrics and logs.
+ * Creates the control plane: reconciles the store with the agent (sandbox-reconcile.ts), fails
+ * the builds a previous process left unfinished, then starts expiring sandboxes at their
+ * timeout (§4.2) and collecting their metrics and logs.
  */
 export async function createControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { store, agent, logger } = options
   await reconcileSandboxes(store, agent, logger)
   const templates = new TemplateService(store, options.builder, logger, options.templateLimits)
+  await templates.builds.failInterrupted()
   const uploads = new TemplateUploads(store, options.builder.files, options)
   const service = new SandboxService(store, agent, templates, options, logger)
   const expiry = startExpiryLoop(store, service, logger)

@@ -32,6 +32,8 @@ export const BUILD_FAILURES = {
   bothBases: 'cannot specify both fromImage and fromTemplate',
   noBase: 'must specify either fromImage or fromTemplate',
   templateDeleted: 'The build was canceled because its template was deleted.',
+  interrupted:
+    'The build was interrupted: sandbar serve stopped while it was waiting or running. Start it again.',
 } as const
 
 /** Log entries read at once where a route filters them itself (status reasons, cursors). */
@@ -206,6 +208,29 @@ export class TemplateBuilds {
     return entries
       .filter((entry) => cursor === undefined || entry.timestamp.getTime() >= cursor)
       .slice(0, query.limit)
+  }
+
+  /**
+   * At start, before any build is submitted: builds a previous process left waiting or running
+   * will never finish, so they fail and the SDK polling them stops (issue 11: the template's
+   * previous ready build keeps serving).
+   */
+  async failInterrupted(): Promise<number> {
+    const now = new Date()
+    const failure = { message: BUILD_FAILURES.interrupted }
+    const interrupted = await this.store.unfinishedBuilds()
+    for (const build of interrupted) {
+      await this.store.updateBuild(
+        build.buildID,
+        { status: 'error', failure, updatedAt: now, finishedAt: now },
+        UNFINISHED,
+      )
+      this.logger.warn(
+        { templateID: build.templateID, buildID: build.buildID },
+        'build interrupted by a restart',
+      )
+    }
+    return interrupted.length
   }
 
   /** Fails the template's waiting and running builds (its deletion): the builder stops them. */

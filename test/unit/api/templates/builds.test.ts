@@ -237,6 +237,27 @@ describe('the build reporter and GET .../status', () => {
   })
 })
 
+describe('builds a previous process left unfinished', () => {
+  it('fail at start with a reason, and the template’s ready build keeps its tag', async () => {
+    const ready = await readyTemplate(t, 'app')
+    const waiting = await register('app', { tags: ['next'] })
+    const running = await register('app', { tags: ['other'] })
+    await t.call('POST', `/v2/templates/${running.templateID}/builds/${running.buildID}`, {
+      fromImage: 'debian',
+    })
+    await t.builder.build(running.buildID).reporter.started()
+    expect(await t.templates.builds.failInterrupted()).toBe(2)
+    for (const { buildID } of [waiting, running]) {
+      expect(await t.store.getBuild(buildID)).toMatchObject({
+        status: 'error',
+        failure: { message: BUILD_FAILURES.interrupted },
+      })
+    }
+    expect((await t.store.getBuild(ready.buildID))?.status).toBe('ready')
+    expect((await t.store.getTag(ready.templateID, 'default'))?.buildID).toBe(ready.buildID)
+  })
+})
+
 describe('GET .../logs', () => {
   it('pages by time forward from a cursor and backward, by level', async () => {
     const { templateID, buildID } = await register()
