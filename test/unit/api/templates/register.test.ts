@@ -50,7 +50,9 @@ describe('POST /v3/templates', () => {
   })
 
   it('fails an older waiting build for the same tags as superseded, and leaves others', async () => {
-    const first = await (await t.call('POST', '/v3/templates', { name: 'app', tags: ['a'] })).json()
+    const first = await (
+      await t.call('POST', '/v3/templates', { name: 'app', tags: ['a', 'x'] })
+    ).json()
     const other = await (await t.call('POST', '/v3/templates', { name: 'app', tags: ['b'] })).json()
     await t.call('POST', '/v3/templates', { name: 'app', tags: ['a', 'c'] })
     expect(await t.store.getBuild(first.buildID)).toMatchObject({
