@@ -6,6 +6,7 @@ import type { SandboxDirectory } from '../proxy/index.js'
 import type { Store } from '../store/index.js'
 import { createApiApp } from './app.js'
 import { startExpiryLoop } from './expiry-loop.js'
+import { layerCollector } from './layer-collection.js'
 import { sandboxDirectory } from './sandbox-directory.js'
 import { reconcileSandboxes } from './sandbox-reconcile.js'
 import { SandboxService, type SandboxServiceConfig } from './sandbox-service.js'
@@ -25,6 +26,11 @@ export interface ControlPlaneOptions extends SandboxServiceConfig, TemplateUploa
   builder: Builder
   /** Template sizes and the build concurrency limit; E2B's defaults when unset. */
   templateLimits?: TemplateServiceConfig
+  /**
+   * Remove layers no template needs any more as templates change (default true). Off when
+   * other services share the agent's layer store: their layers are not in this store.
+   */
+  collectLayers?: boolean
   logger: Logger
   /** The sandbox domain the proxy serves, returned with every sandbox (§1.3 `domain`). */
   domain: string
@@ -50,7 +56,12 @@ export interface ControlPlane {
 export async function createControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { store, agent, logger } = options
   await reconcileSandboxes(store, agent, logger)
-  const templates = new TemplateService(store, options.builder, logger, options.templateLimits)
+  const releaseLayers =
+    options.collectLayers === false ? undefined : layerCollector(store, agent, logger)
+  const templates = new TemplateService(store, options.builder, logger, {
+    ...options.templateLimits,
+    releaseLayers,
+  })
   await templates.builds.failInterrupted()
   const uploads = new TemplateUploads(store, options.builder.files, options)
   const service = new SandboxService(store, agent, templates, options, logger)

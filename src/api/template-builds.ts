@@ -43,6 +43,8 @@ const UNFINISHED: TemplateBuild['status'][] = ['waiting', 'building']
 export interface TemplateBuildsConfig extends Partial<TemplateSizeLimits> {
   /** A team's builds queued or running before registering another answers 429 (§1.4). */
   buildConcurrency?: number
+  /** Called when layers may have lost their last user (layer-collection.ts). */
+  releaseLayers?: () => void
 }
 
 /** What `POST /v3/templates` and `/v2/templates` ask for, before validation. */
@@ -57,6 +59,7 @@ export interface TemplateRegistration {
 export class TemplateBuilds {
   private readonly limits: TemplateSizeLimits
   private readonly buildConcurrency: number
+  private readonly releaseLayers: (() => void) | undefined
   /** Builds handed to the builder by this process: a second start of one is refused. */
   private readonly submitted = new Set<string>()
 
@@ -68,6 +71,7 @@ export class TemplateBuilds {
   ) {
     this.limits = { ...DEFAULT_SIZE_LIMITS, ...config }
     this.buildConcurrency = config.buildConcurrency ?? 20
+    this.releaseLayers = config.releaseLayers
   }
 
   /**
@@ -242,7 +246,12 @@ export class TemplateBuilds {
 
   private submit(request: BuildRequest, reporter: StoreBuildReporter): void {
     this.submitted.add(request.buildID)
-    void reporter.outcome.then(() => this.submitted.delete(request.buildID))
+    void reporter.outcome.then((outcome) => {
+      this.submitted.delete(request.buildID)
+      // A ready build may take tags from older builds. A failed one's layers stay until then:
+      // they are the cache its fixed rerun starts from.
+      if (outcome.status === 'ready') this.releaseLayers?.()
+    })
     this.builder.submit(request, reporter)
   }
 

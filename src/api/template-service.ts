@@ -20,7 +20,7 @@ export class TemplateService {
     private readonly store: Store,
     private readonly builder: Builder,
     private readonly logger: Logger,
-    config: TemplateServiceConfig = {},
+    private readonly config: TemplateServiceConfig = {},
   ) {
     this.builds = new TemplateBuilds(store, builder, logger, config)
   }
@@ -54,6 +54,7 @@ export class TemplateService {
     await this.builds.cancelUnfinished(template.templateID, BUILD_FAILURES.templateDeleted)
     await this.builder.files.removeTemplate(template.templateID)
     this.logger.info({ templateID: template.templateID }, 'template deleted')
+    this.config.releaseLayers?.()
   }
 
   /** `PATCH /templates/{t}` and its v2 (§1.4): only `public` changes. */
@@ -79,6 +80,7 @@ export class TemplateService {
     const pointer = await this.store.getTag(template.templateID, sourceTag)
     if (pointer === undefined) throw templateErrors.tagTargetNotFound(qualified(ref), sourceTag)
     await this.store.assignTags(template.templateID, checked, pointer.buildID)
+    this.config.releaseLayers?.()
     return { tags: checked, buildID: pointer.buildID }
   }
 
@@ -91,6 +93,7 @@ export class TemplateService {
     if (checked.includes(DEFAULT_TAG)) throw templateErrors.defaultTagUndeletable()
     const template = await ownTemplate(this.store, team, qualified(ref))
     await this.store.removeTags(template.templateID, checked)
+    this.config.releaseLayers?.()
   }
 
   /** `GET /templates/{t}/tags`. */
@@ -127,8 +130,10 @@ export class TemplateService {
   }
 
   /** `sandbar serve` at start: `base` exists and is ready (base-template.ts). */
-  ensureBaseTemplate(): Promise<void> {
-    return ensureBaseTemplate(this.store, this.builds)
+  async ensureBaseTemplate(): Promise<void> {
+    await ensureBaseTemplate(this.store, this.builds)
+    // Start-up is when layers of templates deleted while the service was down can go.
+    this.config.releaseLayers?.()
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { chmod, mkdir } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
@@ -13,6 +14,7 @@ import {
   readHostResources,
 } from '../agent/index.js'
 import { BASE_TEMPLATE, createControlPlane } from '../api/index.js'
+import { createBuilder } from '../builder/index.js'
 import { elapsedMs } from '../elapsed-ms.js'
 import {
   createLogger,
@@ -188,16 +190,30 @@ export async function runServe(config: ServeConfig): Promise<void> {
       logger,
     }),
   )
+  const templatesDir = config.templatesDir ?? config.dataDir
+  const builder = await createBuilder({
+    agent,
+    filesDir: path.join(config.dataDir, 'template-files'),
+    // Beside the layers, so a pulled image moves into its layer by rename.
+    workDir: path.join(templatesDir, 'build-work'),
+    logger,
+  })
   const controlPlane = await phase(logger, 'control plane ready', () =>
     createControlPlane({
       store,
       agent,
+      builder,
+      // Signs COPY upload URLs; a new key each start only voids URLs handed out before it.
+      uploadKey: randomBytes(32),
+      // A --templates-dir may be shared by other services, whose layers this store does not name.
+      collectLayers: config.templatesDir === undefined,
       logger,
       concurrencyLimit: limit.maxSandboxes,
       maxLifetimeHours: config.maxLifetimeHours,
       domain: config.domain,
     }),
   )
+  await phase(logger, 'base template ready', () => controlPlane.templates.ensureBaseTemplate())
   const apiListener = getRequestListener(controlPlane.app.fetch)
   const api = createServer(apiListener)
   api.listen(config.apiPort, config.host)
@@ -221,6 +237,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down')
     await controlPlane.close()
+    await builder.close()
     await Promise.all([proxy.close(), closeServer(api)])
     await agent.close()
     await store.close()

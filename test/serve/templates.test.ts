@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 /** What Template.build takes. */
 type TemplateClass = Parameters<typeof Template.build>[0]
+
 import { type ImageRegistry, startImageRegistry } from '../support/image-registry.js'
 import { callApi } from '../support/serve-process.js'
 import { layeredImage, MUSL_IMAGE, muslImage } from '../support/test-images.js'
@@ -92,7 +93,7 @@ describe('a template built with the SDK', () => {
     expect(first.info).toMatchObject({ name, tags: ['v1'] })
   })
 
-  it("gives its sandboxes the files, env, user, workdir, sizes and running start command", async () => {
+  it('gives its sandboxes the files, env, user, workdir, sizes and running start command', async () => {
     const sandbox = await Sandbox.create(`${name}:v1`, opts())
     try {
       const result = await sandbox.commands.run(

@@ -15,7 +15,7 @@ import {
 } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { debianSourceLines, readHostAptSources } from '../../src/agent/rootfs/apt-sources.js'
+import { debianSourceLines, readHostAptSources } from '../../src/builder/base/apt-sources.js'
 
 const run = promisify(execFile)
 
