@@ -173,7 +173,8 @@ async function runStep(
   const announce = (cached: boolean) =>
     log(formatPhaseLine(prefix, describeStep(step), key, cached), number)
   if (stepKind(step.type) === 'ENV' || stepKind(step.type) === undefined) {
-    announce(false)
+    // Nothing to build: the step only changes the context, so a rebuild has it at once.
+    announce(!force && stepKind(step.type) === 'ENV')
     return { ...state, context: await applyStep(step, state.context, contextOnly) }
   }
   const cached = !force && (await tools.agent.layers.has(key))
@@ -182,7 +183,8 @@ async function runStep(
   const stepText = `[${prefix}] ${describeStep(step)}`
   if (cached) {
     tools.logger.info({ step: stepText, cached: true }, 'step done')
-    return { ...state, context: await contextAfter(step, state.context) }
+    const context = await contextAfter(step, state.context)
+    return { ...state, layers: [...state.layers, key], context }
   }
   const started = performance.now()
   const sandbox = await BuildSandbox.create(tools.agent, sandboxOptions(state, request), signal)

@@ -70,8 +70,11 @@ export class UserDirectory {
   /** @throws UnknownUserError when the name is not in `/etc/passwd`. */
   async lookup(username: string): Promise<OsUser> {
     const user = (await readAccounts(this.root)).users.get(username)
-    if (!user) throw new UnknownUserError(username)
-    return user
+    if (user) return user
+    // uid 0 exists whatever the image's files say: an image may ship no /etc/passwd at all
+    // (a scratch or distroless base), and its build steps still run as root.
+    if (username === 'root') return { name: 'root', uid: 0, gid: 0, groups: [0], home: '/root' }
+    throw new UnknownUserError(username)
   }
 
   /** Owner and group names for display, with the numeric ID as fallback (as `ls -l` does). */

@@ -67,9 +67,10 @@ function appTemplate() {
   return Template({ fileContextPath: context })
     .fromBaseImage()
     .copy('app', '/app/')
-    .copy('greet.sh', '/usr/local/bin/greet', { mode: 0o755 })
+    .copy('greet.sh', '/opt/tools/greet', { mode: 0o755 })
     .runCmd('echo "built by $(whoami)" > /tmp/marker && python3 --version > /app/python-version')
-    .setEnvs({ GREETING: 'hello', DERIVED: '$GREETING world' })
+    .setEnvs({ GREETING: 'hello' })
+    .setEnvs({ DERIVED: '$GREETING world' })
     .setWorkdir('/app')
     .setUser('user')
     .setStartCmd('python3 -m http.server 8000', waitForPort(8000))
@@ -90,7 +91,7 @@ describe('a template built with the SDK', () => {
     expect(lines).toMatch(/\[builder \d+\/\d+\] RUN echo "built by/)
     expect(lines).toContain('Running start command: python3 -m http.server 8000')
     expect(lines).toContain('Template is ready')
-    expect(first.info).toMatchObject({ name, tags: ['v1'] })
+    expect(first.info).toMatchObject({ name: `${name}:v1`, tags: ['v1'] })
   })
 
   it('gives its sandboxes the files, env, user, workdir, sizes and running start command', async () => {
@@ -101,11 +102,11 @@ describe('a template built with the SDK', () => {
           'python3 main.py',
           'python3 -c "import sys; sys.path.insert(0, \\"lib\\"); import util; print(util.VALUE)"',
           'readlink entry.py',
-          'greet you',
+          '/opt/tools/greet you',
           'cat /tmp/marker',
           'echo "$GREETING|$DERIVED|$(whoami)|$(pwd)"',
           'curl -s -o /dev/null -w "%{http_code}\\n" http://127.0.0.1:8000/',
-          'stat -c "%U %a" /app/main.py /usr/local/bin/greet',
+          'stat -c "%U %a" /app/main.py /opt/tools/greet',
         ].join(' && '),
       )
       expect(result.stdout).toBe(
@@ -258,7 +259,7 @@ describe('build failures', () => {
       onBuildLogs: (entry) => logs.push(entry),
     })
     await expect(failure).rejects.toBeInstanceOf(BuildError)
-    await expect(failure).rejects.toThrow(/exit code 7/)
+    await expect(failure).rejects.toThrow(/exited with code 7/)
     expect(logs.map((entry) => entry.message)).toContain('about to fail')
   })
 

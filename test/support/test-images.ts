@@ -46,13 +46,7 @@ export async function muslImage(): Promise<TestImage> {
   const packages = await packageVersions(['musl', 'busybox-static'])
   return cachedImage('musl', { packages }, async (build) => {
     await build.layer(async (root) => {
-      await put(root, 'bin', { dir: 0o755 })
-      await copyFile('/usr/bin/busybox', path.join(root, 'bin/busybox'))
-      await chmod(path.join(root, 'bin/busybox'), 0o755)
-      const { stdout } = await run('/usr/bin/busybox', ['--list'])
-      for (const applet of stdout.split('\n').filter((name) => name !== '' && name !== 'busybox')) {
-        await symlink('busybox', path.join(root, 'bin', applet))
-      }
+      await installBusybox(root)
       await put(root, 'lib', { dir: 0o755 })
       // The package's loader is a symlink to its libc.so; copyFile copies the file it names.
       await copyFile('/lib/ld-musl-x86_64.so.1', path.join(root, 'lib/ld-musl-x86_64.so.1'))
@@ -80,9 +74,12 @@ export async function muslImage(): Promise<TestImage> {
  * Two layers: the second deletes the first's `/etc/removed.txt` (whiteout `.wh.removed.txt`)
  * and replaces `/opt/app` (opaque whiteout `.wh..wh..opq`) with a directory holding `new.txt`.
  */
-export function layeredImage(): Promise<TestImage> {
-  return cachedImage('layered', {}, async (build) => {
+export async function layeredImage(): Promise<TestImage> {
+  const packages = await packageVersions(['busybox-static'])
+  return cachedImage('layered', { packages }, async (build) => {
     await build.layer(async (root) => {
+      // A shell and tools: template steps run shell scripts (busybox-static needs no libc).
+      await installBusybox(root)
       await put(root, 'etc/removed.txt', { text: 'deleted by layer 2\n' })
       await put(root, 'etc/kept.txt', { text: 'kept\n', mode: 0o604, owner: 123, group: 456 })
       await put(root, 'opt/app/old.txt', { text: 'hidden by layer 2\n' })
@@ -95,6 +92,17 @@ export function layeredImage(): Promise<TestImage> {
       await put(root, 'opt/app/new.txt', { text: 'from layer 2\n', owner: 1000 })
     })
   })
+}
+
+/** busybox-static at /bin/busybox with a link per applet (`/bin/sh` among them). */
+async function installBusybox(root: string): Promise<void> {
+  await put(root, 'bin', { dir: 0o755 })
+  await copyFile('/usr/bin/busybox', path.join(root, 'bin/busybox'))
+  await chmod(path.join(root, 'bin/busybox'), 0o755)
+  const { stdout } = await run('/usr/bin/busybox', ['--list'])
+  for (const applet of stdout.split('\n').filter((name) => name !== '' && name !== 'busybox')) {
+    await symlink('busybox', path.join(root, 'bin', applet))
+  }
 }
 
 /** An OCI index of an amd64 and an arm64 image; each has `/arch` naming its architecture. */

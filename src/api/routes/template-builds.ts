@@ -40,7 +40,9 @@ export function templateBuildRoutes(service: TemplateService, uploads: TemplateU
       c.req.valid('json'),
       c.req.header('user-agent'),
     )
-    return c.body(null, 202)
+    // An explicit empty length: without it the SDK's client reads the chunked empty body as
+    // JSON and throws (infra's Go server sends `Content-Length: 0`).
+    return c.body(null, 202, { 'content-length': '0' })
   })
 
   app.get(

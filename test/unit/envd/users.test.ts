@@ -40,6 +40,18 @@ describe('UserDirectory', () => {
     await expect(users.lookup('broken')).rejects.toBeInstanceOf(UnknownUserError)
   })
 
+  it('knows root in an image without account files, and nobody else', async () => {
+    const empty = new UserDirectory(path.join(root, 'no-such-image'))
+    expect(await empty.lookup('root')).toEqual({
+      name: 'root',
+      uid: 0,
+      gid: 0,
+      groups: [0],
+      home: '/root',
+    })
+    await expect(empty.lookup('user')).rejects.toBeInstanceOf(UnknownUserError)
+  })
+
   it('names owners and groups, falling back to the number', async () => {
     const names = await new UserDirectory(root).names()
     expect(names.user(1000)).toBe('user')
