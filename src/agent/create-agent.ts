@@ -10,6 +10,7 @@ import type { Agent, AgentConfig, SandboxInfo, SandboxOutput, SandboxRequest } f
 import { checkHostLimits, ensureOwnNofile, readHostLimits } from './limits/host-limits.js'
 import { limitParentCgroup, pidsBudget } from './limits/parent-cgroup.js'
 import { createAddressPool } from './network/address-pool.js'
+import { hostResolvers } from './network/host-resolvers.js'
 import { createNetworkManager } from './network/network-manager.js'
 import { pathExists } from './path-exists.js'
 import { reconcile } from './reconcile.js'
@@ -132,7 +133,14 @@ class HostAgent implements Agent {
         envVars: request.envVars,
         accessToken: request.accessToken,
         envdControlSecret,
-        egress: request.egress,
+        // A build's resolvers are private addresses, closed to sandboxes unless allowed.
+        egress:
+          request.build === true
+            ? {
+                ...request.egress,
+                allowOut: [...request.egress.allowOut, ...(await hostResolvers())],
+              }
+            : request.egress,
         state: 'creating',
         createdAt: new Date().toISOString(),
       })
