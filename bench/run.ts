@@ -8,6 +8,7 @@ import { benchFiles } from './envd-files.bench.js'
 import { benchStart } from './envd-start.bench.js'
 import { benchDiskImage, benchUserFileIO } from './hardening.bench.js'
 import { benchServe } from './serve.bench.js'
+import { benchTemplates } from './templates.bench.js'
 
 const PORT = 49986
 const TEMPLATES_DIR = '/var/cache/sandbar-test/templates'
@@ -56,6 +57,9 @@ const sections: Record<string, (buildDir: string) => Promise<void>> = {
     } finally {
       await rm(dataDir, { recursive: true, force: true })
     }
+  },
+  async templates(buildDir) {
+    await benchTemplates({ templatesDir: TEMPLATES_DIR, envdBuildDir: buildDir })
   },
 }
 
