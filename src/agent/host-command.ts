@@ -19,6 +19,8 @@ export interface HostCommandOptions {
   outputFile?: string
   /** Called with each line the tool writes to stdout or stderr as it arrives (build progress). */
   onLine?: (line: string) => void
+  /** The tool's working directory (relative paths in its arguments start there). */
+  cwd?: string
 }
 
 /**
@@ -39,6 +41,7 @@ export async function runHostCommand(
       outputFD ?? 'pipe',
     ],
     env: options.env ? { ...process.env, ...options.env } : process.env,
+    cwd: options.cwd,
   })
   if (outputFD !== undefined) closeSync(outputFD)
   const stdout: Buffer[] = []

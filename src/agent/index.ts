@@ -137,6 +137,11 @@ export interface LayerStore {
    * image has them). Atomic: a crash leaves no half layer, and the next start removes the rest.
    */
   add(layerID: string, fill: (dir: string) => Promise<void>): Promise<void>
+  /**
+   * Makes layer `layerID` hold what the stack `layerIDs` (lowest first) shows, whiteouts
+   * applied: one layer where a deep stack would make every sandbox's mount long.
+   */
+  squash(layerIDs: readonly string[], layerID: string): Promise<void>
   /** Removes every layer neither in `keep` nor used by a sandbox; returns the removed IDs. */
   collect(keep: ReadonlySet<string>): Promise<string[]>
 }

@@ -184,6 +184,11 @@ export interface Template {
 export interface BuildResult {
   /** Layer IDs in the agent's layer store, lowest first. */
   layers: string[]
+  /**
+   * The step layers a squashed build was made from (`layers` then holds one layer): kept as
+   * the cache of the template's next build.
+   */
+  cacheLayers?: string[]
   defaultUser: string
   defaultWorkdir: string
   envVars: Record<string, string>

@@ -20,6 +20,7 @@ const lifecycle = z.object({
 
 const buildResult = z.object({
   layers: stringList,
+  cacheLayers: z.optional(stringList),
   defaultUser: z.string(),
   defaultWorkdir: z.string(),
   envVars: stringMap,

@@ -45,7 +45,8 @@ export function layerQueries(db: Kysely<Database>) {
       const layers = new Set<string>()
       for (const { result } of rows) {
         if (result === null) continue
-        for (const layer of jsonColumns.buildResult(result).layers) layers.add(layer)
+        const { layers: stack, cacheLayers = [] } = jsonColumns.buildResult(result)
+        for (const layer of [...stack, ...cacheLayers]) layers.add(layer)
       }
       return layers
     },

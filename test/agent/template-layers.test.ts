@@ -16,6 +16,7 @@ import {
 
 let test: TestAgent
 const layerID = `t-${randomBytes(8).toString('hex')}`
+const squashedID = `q-${randomBytes(8).toString('hex')}`
 
 beforeAll(async () => {
   test = await startTestAgent()
@@ -35,7 +36,7 @@ const layersDir = path.join(TEMPLATE_CACHE, 'layers')
 
 /** Layers in the shared cache other than this file's. */
 async function otherLayers(): Promise<string[]> {
-  return (await readdir(layersDir)).filter((name) => name !== layerID)
+  return (await readdir(layersDir)).filter((name) => name !== layerID && name !== squashedID)
 }
 
 describe('a committed layer', () => {
@@ -77,6 +78,23 @@ describe('a committed layer', () => {
     await test.agent.kill(info.sandboxID)
   })
 
+  it('squashes with its parent into one layer that shows the same tree', async () => {
+    await test.agent.layers.squash([...baseTemplate().layers, layerID], squashedID)
+    const squashed = path.join(layersDir, squashedID)
+    expect((await stat(path.join(squashed, 'home/user/made-by-user'))).uid).toBe(1000)
+    await expect(stat(path.join(squashed, 'etc/issue'))).rejects.toThrow('ENOENT')
+    expect(await readdir(path.join(squashed, 'opt'))).toEqual(['only'])
+    const info = await test.agent.create(
+      sandboxRequest({ template: baseTemplate({ layers: [squashedID] }) }),
+    )
+    const sandbox = sandboxForEnvd(info.envdURL)
+    const result = await sandbox.commands.run(
+      'cat made-by-user && whoami && sudo -n true && echo ok',
+    )
+    expect(result.stdout).toBe('mine\nuser\nok\n')
+    await test.agent.kill(info.sandboxID)
+  })
+
   it('is kept while a sandbox stacks it and collected once none does', async () => {
     const info = await test.agent.create(
       sandboxRequest({ template: baseTemplate({ layers: [...baseTemplate().layers, layerID] }) }),
@@ -84,7 +102,7 @@ describe('a committed layer', () => {
     const others = new Set(await otherLayers())
     expect(await test.agent.layers.collect(others)).toEqual([])
     await test.agent.kill(info.sandboxID)
-    expect(await test.agent.layers.collect(others)).toEqual([layerID])
+    expect(await test.agent.layers.collect(new Set([...others, squashedID]))).toEqual([layerID])
     expect(await test.agent.layers.has(layerID)).toBe(false)
   })
 })

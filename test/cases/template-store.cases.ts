@@ -304,9 +304,13 @@ export function runTemplateStoreCases(newConfig: () => Promise<StoreConfig>): vo
       // Tagging the old build of a keeps it.
       await store.assignTags(a.templateID, ['pinned'], aOld.buildID)
       expect(await inUse()).toEqual(['a-new', 'a-old', 'b-new', 'base'])
-      // A newer ready build takes over from the previous newest.
-      await store.updateBuild(aBuilding.buildID, { status: 'ready', result: result(['a-4']) })
-      expect(await inUse()).toEqual(['a-4', 'a-old', 'b-new', 'base'])
+      // A newer ready build takes over from the previous newest; a squashed one keeps the step
+      // layers it was made from, the cache of the next build.
+      await store.updateBuild(aBuilding.buildID, {
+        status: 'ready',
+        result: { ...result(['a-4']), cacheLayers: ['a-4-step-1', 'a-4-step-2'] },
+      })
+      expect(await inUse()).toEqual(['a-4', 'a-4-step-1', 'a-4-step-2', 'a-old', 'b-new', 'base'])
       // Deleting the template releases everything of it.
       await store.updateTemplate(a.templateID, { deletedAt: at(10_000) })
       expect(await inUse()).toEqual(['b-new'])

@@ -78,6 +78,35 @@ export class HostLayerStore implements LayerStore {
     return removed
   }
 
+  async squash(layerIDs: readonly string[], layerID: string): Promise<void> {
+    const lower = layerIDs.map((id) => path.basename(this.path(id)))
+    if (lower.length < 2) throw new Error('squashing takes two layers or more')
+    await this.add(layerID, async (dir) => {
+      // Inside an adding directory of its own, so open() after a crash detaches and removes it.
+      const merged = await mkdtemp(path.join(this.dir, `${ADDING_PREFIX}${process.pid}-merged-`))
+      try {
+        // A read-only overlay of the stack (no upper): whiteouts and opaque directories are
+        // already applied in what it shows. Names relative to the layer directory keep the
+        // mount's one-page option string short (host-facts § Overlay layer count).
+        const lowerdir = [...lower].reverse().join(':')
+        await runHostCommand(
+          'mount',
+          ['-t', 'overlay', '-o', `ro,lowerdir=${lowerdir}`, 'overlay', merged],
+          {
+            cwd: this.dir,
+          },
+        )
+        try {
+          await runHostCommand('cp', ['-a', `${merged}/.`, dir])
+        } finally {
+          await runHostCommand('umount', [merged])
+        }
+      } finally {
+        await rm(merged, { recursive: true, force: true })
+      }
+    })
+  }
+
   private async make(layerID: string, fill: (dir: string) => Promise<void>): Promise<void> {
     const target = this.path(layerID)
     if (await pathExists(target)) return

@@ -107,7 +107,7 @@ export function recordingAgent(created: SandboxRequest[]): Agent {
     readOutput: async () => ({ lines: [], bytesRead: 0 }),
     kill: async () => {},
     commit: refuse,
-    layers: { has: refuse, add: refuse, collect: refuse },
+    layers: { has: refuse, add: refuse, squash: refuse, collect: refuse },
     reconciled: { adopted: [], removed: [] },
     close: async () => {},
   }
