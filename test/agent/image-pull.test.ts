@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { pino } from 'pino'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { ImagePullError, imageDigest, pullImage } from '../../src/builder/image/image-pull.js'
 import { type ImageRegistry, startImageRegistry } from '../support/image-registry.js'
 import {
@@ -14,6 +14,7 @@ import {
   multiArchImage,
   muslImage,
 } from '../support/test-images.js'
+import { TEMPLATE_CACHE } from './base-layer.js'
 
 const run = promisify(execFile)
 const logger = pino({ level: 'silent' })
@@ -35,8 +36,8 @@ beforeAll(async () => {
   await open.push(layered.layout, layered.tag, 'tests/layered:1', { format: 'v2s2' })
   const multi = await multiArchImage()
   await open.push(multi.layout, multi.tag, 'tests/multi:1', { all: true })
-  // Built here, under the hook's timeout: mmdebstrap takes ~100 s when the cache is cold.
-  const debian = await debianImage()
+  // Built here, under the hook's timeout: a tar of the base layer, some seconds when cold.
+  const debian = await debianImage(path.join(TEMPLATE_CACHE, 'layers', inject('baseLayerID')))
   await open.push(debian.layout, debian.tag, 'tests/debian:bookworm')
 })
 

@@ -15,7 +15,6 @@ import {
 } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { debianSourceLines, readHostAptSources } from '../../src/builder/base/apt-sources.js'
 
 const run = promisify(execFile)
 
@@ -121,16 +120,16 @@ export function multiArchImage(): Promise<TestImage> {
   )
 }
 
-/** Debian bookworm minbase from the host's own mirror (mmdebstrap, ~15 s; then cached). */
-export async function debianImage(): Promise<TestImage> {
-  const sources = debianSourceLines(await readHostAptSources(), 'bookworm')
-  return cachedImage('debian', { sources }, async (build) => {
+/**
+ * A Debian bookworm image made from the base template's layer (`baseLayer`, a directory the
+ * agent tests build once), so no second mmdebstrap run is needed.
+ */
+export async function debianImage(baseLayer: string): Promise<TestImage> {
+  return cachedImage('debian', { baseLayer }, async (build) => {
     await build.layerFromTar(async (tar) => {
-      await run(
-        'mmdebstrap',
-        ['--variant=minbase', '--mode=root', '--format=tar', 'bookworm', tar, ...sources],
-        { maxBuffer: 64 * 1024 * 1024 },
-      )
+      await run('tar', ['--numeric-owner', '--xattrs', '-C', baseLayer, '-cf', tar, '.'], {
+        maxBuffer: 64 * 1024 * 1024,
+      })
     })
   })
 }
