@@ -14,9 +14,27 @@ function buildSandboxID(): string {
 /** A build sandbox's disk: its writes are one step's layer, sparse, so the size costs nothing. */
 const BUILD_DISK_MB = 16_384
 
+/** Where a build sandbox finds the operator's extra certificate authorities while a step runs. */
+const CA_FILE = '/tmp/.sandbar-build-ca.pem'
+
+/** The variables that point TLS clients at a CA bundle: OpenSSL's, Node's, Python's, git's. */
+const CA_VARIABLES = [
+  'SSL_CERT_FILE',
+  'NODE_EXTRA_CA_CERTS',
+  'REQUESTS_CA_BUNDLE',
+  'PIP_CERT',
+  'CURL_CA_BUNDLE',
+  'GIT_SSL_CAINFO',
+]
+
 export interface BuildSandboxOptions {
   layers: string[]
   env: Record<string, string>
+  /**
+   * A PEM bundle the steps' TLS clients trust (a TLS-intercepting proxy's authority among the
+   * public ones): present only while the sandbox runs, never in a layer or the template's env.
+   */
+  caBundle?: Buffer | undefined
   cpuCount: number
   memoryMB: number
   /** A start command to run and wait for (the finalize phase's check); none for steps. */
@@ -63,11 +81,21 @@ export class BuildSandbox implements StepSandbox {
       cpuCount: options.cpuCount,
       memoryMB: options.memoryMB,
       diskSizeMB: BUILD_DISK_MB,
-      envVars: options.env,
+      envVars: {
+        ...options.env,
+        ...(options.caBundle === undefined
+          ? {}
+          : Object.fromEntries(CA_VARIABLES.map((name) => [name, CA_FILE]))),
+      },
       accessToken,
       egress: { allowOut: [], denyOut: [] },
     })
-    return new BuildSandbox(agent, sandboxID, info.envdURL, accessToken, signal)
+    const sandbox = new BuildSandbox(agent, sandboxID, info.envdURL, accessToken, signal)
+    if (options.caBundle !== undefined) {
+      await sandbox.use(() => sandbox.upload(CA_FILE, options.caBundle ?? Buffer.alloc(0)))
+      sandbox.caFile = true
+    }
+    return sandbox
   }
 
   async run(argv: string[], options: Parameters<StepSandbox['run']>[1]): Promise<number> {
@@ -104,8 +132,14 @@ export class BuildSandbox implements StepSandbox {
     }
   }
 
+  /** Whether the operator's CA bundle is in the sandbox, to take out before a commit. */
+  private caFile = false
+
   /** Keeps what the sandbox wrote as layer `layerID` and removes the sandbox. */
-  commit(layerID: string): Promise<void> {
+  async commit(layerID: string): Promise<void> {
+    if (this.caFile) {
+      await this.client.run({ cmd: '/bin/rm', args: ['-f', CA_FILE], user: 'root' })
+    }
     return this.agent.commit(this.sandboxID, layerID)
   }
 

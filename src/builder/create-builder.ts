@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Agent } from '../agent/index.js'
 import type { Logger } from '../logger.js'
@@ -23,6 +23,11 @@ export interface BuilderConfig {
    * the template's size, so the default suits a small host.
    */
   concurrency?: number
+  /**
+   * A PEM bundle of certificate authorities for build steps' TLS clients, for hosts whose
+   * traffic passes a TLS-intercepting proxy (`sandbar serve --build-ca-file`).
+   */
+  caFile?: string | undefined
   logger: Logger
 }
 
@@ -38,7 +43,8 @@ interface ActiveBuild {
 export async function createBuilder(config: BuilderConfig): Promise<Builder> {
   await mkdir(config.workDir, { recursive: true, mode: 0o700 })
   await removeInterruptedPulls(config.workDir)
-  return new HostBuilder(config, createTemplateFiles(config.filesDir), config.workDir)
+  const caBundle = config.caFile === undefined ? undefined : await readFile(config.caFile)
+  return new HostBuilder(config, createTemplateFiles(config.filesDir), config.workDir, caBundle)
 }
 
 class HostBuilder implements Builder {
@@ -50,6 +56,7 @@ class HostBuilder implements Builder {
     private readonly config: BuilderConfig,
     readonly files: TemplateFiles,
     private readonly workDir: string,
+    private readonly caBundle: Buffer | undefined,
   ) {
     this.queue = new FairQueue(config.concurrency ?? 2)
   }
@@ -72,7 +79,13 @@ class HostBuilder implements Builder {
       run: async () => {
         build.started = true
         const started = performance.now()
-        const tools = { agent: this.config.agent, files: this.files, workDir: this.workDir, logger }
+        const tools = {
+          agent: this.config.agent,
+          files: this.files,
+          workDir: this.workDir,
+          caBundle: this.caBundle,
+          logger,
+        }
         const running = runBuild(request, reporter, tools, build.abort.signal).finally(() => {
           this.active.delete(request.buildID)
           this.running.delete(running)

@@ -35,6 +35,8 @@ export interface BuildTools {
   files: TemplateFiles
   /** Scratch space for image pulls, on the layer store's filesystem. */
   workDir: string
+  /** Certificate authorities build steps trust (BuilderConfig.caFile's bundle). */
+  caBundle?: Buffer | undefined
   logger: Logger
 }
 
@@ -187,7 +189,11 @@ async function runStep(
     return { ...state, layers: [...state.layers, key], context }
   }
   const started = performance.now()
-  const sandbox = await BuildSandbox.create(tools.agent, sandboxOptions(state, request), signal)
+  const sandbox = await BuildSandbox.create(
+    tools.agent,
+    sandboxOptions(state, request, tools),
+    signal,
+  )
   const context = await sandbox.use(async () => {
     const after = await applyStep(step, state.context, {
       sandbox,
@@ -215,7 +221,11 @@ async function finalize(
   log(formatPhaseLine('finalize', 'FINALIZE', key, cached), 'finalize')
   if (cached) return [...state.layers, key]
   const started = performance.now()
-  const sandbox = await BuildSandbox.create(tools.agent, sandboxOptions(state, request), signal)
+  const sandbox = await BuildSandbox.create(
+    tools.agent,
+    sandboxOptions(state, request, tools),
+    signal,
+  )
   await sandbox.use(async () => {
     await finalizeTemplate(sandbox)
     await sandbox.commit(key)
@@ -308,12 +318,13 @@ function templateDefaults(
   return { defaultUser: context.user, defaultWorkdir: context.workdir ?? home }
 }
 
-function sandboxOptions(state: BuildState, request: BuildRequest) {
+function sandboxOptions(state: BuildState, request: BuildRequest, tools: BuildTools) {
   return {
     layers: state.layers,
     env: state.context.env,
     cpuCount: request.cpuCount,
     memoryMB: request.memoryMB,
+    caBundle: tools.caBundle,
   }
 }
 

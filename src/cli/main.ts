@@ -7,7 +7,8 @@ commands:
   envd [--port N] [--host ADDR]   run the in-sandbox agent (E2B envd) on this host
   serve [--data-dir DIR] [--templates-dir DIR] [--host ADDR] [--api-port N] [--proxy-port N]
         [--domain D] [--tls-cert FILE --tls-key FILE] [--prefix P] [--runtime crun|runc|runsc]
-        [--no-masquerade] [--masquerade-builds] [--address-pool CIDR] [--max-sandboxes N] [--max-lifetime-hours N]
+        [--no-masquerade] [--masquerade-builds] [--build-ca-file FILE] [--address-pool CIDR]
+        [--max-sandboxes N] [--max-lifetime-hours N]
         [--postgres-url URL] [--log-format pretty|json]
                                   run the E2B-compatible service: api, proxy, agent, store
       --domain D                  what clients put after api. and <port>-<sandboxID>. (E2B_DOMAIN),
@@ -22,6 +23,8 @@ commands:
       --no-masquerade             sandboxes' traffic never leaves through the host's uplinks
       --masquerade-builds         with --no-masquerade, template builds still reach the
                                   internet (aptInstall, npmInstall); other sandboxes do not
+      --build-ca-file FILE        certificate authorities (PEM) build steps trust, for a network
+                                  behind a TLS-intercepting proxy; never kept in a template
       --log-format pretty|json    stderr's log: readable lines (time, warnings, sandboxes and
                                   builds with their durations) or one JSON object a line;
                                   default pretty on a terminal, json otherwise

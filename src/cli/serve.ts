@@ -49,6 +49,8 @@ export interface ServeConfig {
   masquerade: boolean
   /** Build sandboxes are masqueraded even with `masquerade` off. */
   masqueradeBuilds: boolean
+  /** Certificate authorities build steps trust (a TLS-intercepting proxy's). */
+  buildCaFile?: string | undefined
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
   addressPool: string
   /**
@@ -80,6 +82,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       runtime: { type: 'string', default: 'crun' },
       'no-masquerade': { type: 'boolean', default: false },
       'masquerade-builds': { type: 'boolean', default: false },
+      'build-ca-file': { type: 'string' },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
@@ -104,6 +107,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     runtime: runtimeName(values.runtime),
     masquerade: !values['no-masquerade'],
     masqueradeBuilds: !values['no-masquerade'] || values['masquerade-builds'],
+    buildCaFile: values['build-ca-file'],
     addressPool: values['address-pool'],
     maxSandboxes:
       values['max-sandboxes'] === undefined
@@ -196,6 +200,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
     filesDir: path.join(config.dataDir, 'template-files'),
     // Beside the layers, so a pulled image moves into its layer by rename.
     workDir: path.join(templatesDir, 'build-work'),
+    caFile: config.buildCaFile,
     logger,
   })
   const controlPlane = await phase(logger, 'control plane ready', () =>

@@ -15,10 +15,12 @@ import { type ServeInstance, startServe } from './serve-fixture.js'
 let serve: ServeInstance
 let home = ''
 const opts = () => ({ ...serve.client })
+const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt'
 const uniqueName = (what: string) => `sbt-${what}-${randomBytes(3).toString('hex')}`
 
 beforeAll(async () => {
-  serve = await startServe(['--masquerade-builds'])
+  // This machine's traffic passes a TLS-intercepting proxy whose authority the host trusts.
+  serve = await startServe(['--masquerade-builds', '--build-ca-file', HOST_CA_BUNDLE])
   home = await mkdtemp('/tmp/sbt-cli-home-')
 })
 
