@@ -44,6 +44,11 @@ describe('package installs in build steps', () => {
         `echo '{"a":41}' | jq '.a + 1' && node -e "console.log(require('$(npm root -g)/left-pad')('x', 3, '.'))"`,
       )
       expect(result.stdout).toBe('42\n..x\n')
+      // The build's certificate authorities stayed with the build.
+      const ca = await sandbox.commands.run(
+        'echo "${NODE_EXTRA_CA_CERTS:-none}"; ls /tmp/.sandbar-build-ca.pem 2>/dev/null || echo absent',
+      )
+      expect(ca.stdout).toBe('none\nabsent\n')
       // The template's sandboxes are no build: they reach nothing outside.
       const offline = await sandbox.commands.run(
         'curl -s -m 3 -o /dev/null -w "%{http_code}" http://deb.debian.org/ || echo unreachable',
