@@ -66,7 +66,9 @@ export async function benchTemplates(options: Omit<BenchAgentOptions, 'dataDir'>
       ok: rebuild < 1000,
     })
     let deep = Template().fromBaseImage()
-    for (let i = 0; i < DEEP_LAYERS; i++) deep = deep.runCmd(`echo ${i} > /opt/layer-${i}-${nonce}`)
+    for (let i = 0; i < DEEP_LAYERS; i++) {
+      deep = deep.runCmd(`echo ${i} > /opt/layer-${i}-${nonce}`, { user: 'root' })
+    }
     await Template.build(deep, `${name}-deep`, opts)
     const createAndRun = (template: string) => async () => {
       const sandbox = await Sandbox.create(template, opts)
