@@ -38,6 +38,7 @@ export async function startBenchServe(
       path.join(options.envdBuildDir, 'sandbar.mjs'),
       'serve',
       ...['--data-dir', dataDir, '--templates-dir', options.templatesDir, '--prefix', prefix],
+      '--keep-unused-layers',
       ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
       ...['--max-sandboxes', String(maxSandboxes)],
     ],

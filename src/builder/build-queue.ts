@@ -6,15 +6,18 @@ interface QueuedJob {
 }
 
 /**
- * Runs at most `concurrency` jobs at once; waiting jobs start team by team in turn (round
- * robin), so one team's burst of builds cannot hold every slot while another team waits.
+ * Runs at most `concurrency` jobs at once; a free slot goes to the waiting team served least
+ * recently, so one team's burst of builds cannot hold every slot while another team waits.
  */
 export class FairQueue {
   /** Waiting jobs per team, in the order each team submitted them. */
   private readonly waiting = new Map<string, QueuedJob[]>()
-  /** Teams in the order they get the next free slot. */
+  /** Teams with waiting jobs, in the order they first waited. */
   private readonly turns: string[] = []
   private readonly running = new Map<string, QueuedJob>()
+  /** When each team last had a job started (a count of starts), for least-recently-served. */
+  private readonly lastServed = new Map<string, number>()
+  private starts = 0
 
   constructor(private readonly concurrency: number) {}
 
@@ -47,13 +50,13 @@ export class FairQueue {
 
   private drain(): void {
     while (this.running.size < this.concurrency) {
-      const teamID = this.turns.shift()
+      const teamID = this.nextTeam()
       if (teamID === undefined) return
       const queue = this.waiting.get(teamID) ?? []
       const job = queue.shift()
-      if (queue.length > 0) this.turns.push(teamID)
-      else this.waiting.delete(teamID)
+      if (queue.length === 0) this.forget(teamID)
       if (job === undefined) continue
+      this.lastServed.set(teamID, this.starts++)
       this.running.set(job.id, job)
       // A job reports its own failures; the queue only frees the slot.
       void job
@@ -64,6 +67,16 @@ export class FairQueue {
           this.drain()
         })
     }
+  }
+
+  /** The waiting team served least recently; never served comes first, then waiting order. */
+  private nextTeam(): string | undefined {
+    let best: string | undefined
+    for (const teamID of this.turns) {
+      const served = this.lastServed.get(teamID) ?? -1
+      if (best === undefined || served < (this.lastServed.get(best) ?? -1)) best = teamID
+    }
+    return best
   }
 
   private forget(teamID: string): void {

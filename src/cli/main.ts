@@ -8,7 +8,7 @@ commands:
   serve [--data-dir DIR] [--templates-dir DIR] [--host ADDR] [--api-port N] [--proxy-port N]
         [--domain D] [--tls-cert FILE --tls-key FILE] [--prefix P] [--runtime crun|runc|runsc]
         [--no-masquerade] [--masquerade-builds] [--build-ca-file FILE] [--address-pool CIDR]
-        [--max-sandboxes N] [--max-lifetime-hours N]
+        [--max-sandboxes N] [--max-lifetime-hours N] [--keep-unused-layers]
         [--postgres-url URL] [--log-format pretty|json]
                                   run the E2B-compatible service: api, proxy, agent, store
       --domain D                  what clients put after api. and <port>-<sandboxID>. (E2B_DOMAIN),
@@ -25,6 +25,8 @@ commands:
                                   internet (aptInstall, npmInstall); other sandboxes do not
       --build-ca-file FILE        certificate authorities (PEM) build steps trust, for a network
                                   behind a TLS-intercepting proxy; never kept in a template
+      --keep-unused-layers        never remove template layers, for a --templates-dir that other
+                                  services share (by default layers no template uses go)
       --log-format pretty|json    stderr's log: readable lines (time, warnings, sandboxes and
                                   builds with their durations) or one JSON object a line;
                                   default pretty on a terminal, json otherwise

@@ -51,6 +51,8 @@ export interface ServeConfig {
   masqueradeBuilds: boolean
   /** Certificate authorities build steps trust (a TLS-intercepting proxy's). */
   buildCaFile?: string | undefined
+  /** Leave layers no template uses: the layer store is shared with other services. */
+  keepUnusedLayers: boolean
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
   addressPool: string
   /**
@@ -83,6 +85,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       'no-masquerade': { type: 'boolean', default: false },
       'masquerade-builds': { type: 'boolean', default: false },
       'build-ca-file': { type: 'string' },
+      'keep-unused-layers': { type: 'boolean', default: false },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
@@ -108,6 +111,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     masquerade: !values['no-masquerade'],
     masqueradeBuilds: !values['no-masquerade'] || values['masquerade-builds'],
     buildCaFile: values['build-ca-file'],
+    keepUnusedLayers: values['keep-unused-layers'],
     addressPool: values['address-pool'],
     maxSandboxes:
       values['max-sandboxes'] === undefined
@@ -210,8 +214,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
       builder,
       // Signs COPY upload URLs; a new key each start only voids URLs handed out before it.
       uploadKey: randomBytes(32),
-      // A --templates-dir may be shared by other services, whose layers this store does not name.
-      collectLayers: config.templatesDir === undefined,
+      collectLayers: !config.keepUnusedLayers,
       logger,
       concurrencyLimit: limit.maxSandboxes,
       maxLifetimeHours: config.maxLifetimeHours,

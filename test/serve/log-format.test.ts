@@ -56,6 +56,7 @@ async function startLoggingServe(on: 'terminal' | 'pipes'): Promise<LoggingServe
     path.join(buildDir, 'sandbar.mjs'),
     'serve',
     ...['--data-dir', dataDir, '--templates-dir', TEMPLATE_CACHE, '--prefix', prefix],
+    '--keep-unused-layers',
     ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
     ...['--address-pool', TEST_ADDRESS_POOL],
   ]

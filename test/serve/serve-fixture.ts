@@ -63,9 +63,14 @@ function spawnServe(args: string[]): ServeProcess {
 /**
  * Builds the bundle and starts `sandbar serve` on free loopback ports, with a prefix of its
  * own and the cached templates, so the base template is not rebuilt. `extraArgs` are more
- * `serve` flags, such as `--max-sandboxes`.
+ * `serve` flags, such as `--max-sandboxes`. The cache is shared by every test service, so
+ * none removes layers it does not use (`--keep-unused-layers`) unless `templatesDir` gives it
+ * a layer store of its own.
  */
-export async function startServe(extraArgs: string[] = []): Promise<ServeInstance> {
+export async function startServe(
+  extraArgs: string[] = [],
+  options: { templatesDir?: string } = {},
+): Promise<ServeInstance> {
   const buildDir = await mkdtemp('/tmp/sbt-serve-build-')
   const dataDir = await mkdtemp('/tmp/sbt-serve-data-')
   await promisify(execFile)(process.execPath, ['scripts/build.mjs', buildDir])
@@ -74,7 +79,10 @@ export async function startServe(extraArgs: string[] = []): Promise<ServeInstanc
   const args = [
     path.join(buildDir, 'sandbar.mjs'),
     'serve',
-    ...['--data-dir', dataDir, '--templates-dir', TEMPLATE_CACHE, '--prefix', prefix],
+    ...['--data-dir', dataDir, '--prefix', prefix],
+    ...(options.templatesDir === undefined
+      ? ['--templates-dir', TEMPLATE_CACHE, '--keep-unused-layers']
+      : ['--templates-dir', options.templatesDir]),
     ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
     ...['--address-pool', TEST_ADDRESS_POOL],
     ...extraArgs,
