@@ -46,7 +46,7 @@ describe('package installs in build steps', () => {
       expect(result.stdout).toBe('42\n..x\n')
       // The build's certificate authorities stayed with the build.
       const ca = await sandbox.commands.run(
-        'echo "${NODE_EXTRA_CA_CERTS:-none}"; ls /tmp/.sandbar-build-ca.pem 2>/dev/null || echo absent',
+        'printenv NODE_EXTRA_CA_CERTS || echo none; ls /tmp/.sandbar-build-ca.pem 2>/dev/null || echo absent',
       )
       expect(ca.stdout).toBe('none\nabsent\n')
       // The template's sandboxes are no build: they reach nothing outside.
