@@ -1,6 +1,6 @@
 import { chmod, chown, type FileHandle, mkdir, open, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { ENVD_PORT, encodeHandover } from '../envd/index.js'
+import { DEFAULT_PATH, ENVD_PORT, encodeHandover } from '../envd/index.js'
 import { runHostCommand } from './host-command.js'
 import { hostNames, SANDBOX_HOSTNAME } from './host-names.js'
 import type { AgentConfig } from './index.js'
@@ -178,7 +178,7 @@ async function mountRootfs(
 /** envd's own environment: what it passes on to user processes, and its toolbox switches. */
 function envdEnvironment(record: SandboxRecord, toolbox: Toolbox): Record<string, string> {
   return {
-    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    PATH: DEFAULT_PATH,
     HOME: '/root',
     E2B_SANDBOX_ID: record.sandboxID,
     E2B_TEMPLATE_ID: record.templateID,

@@ -18,6 +18,8 @@ export {
   type StartedCommand,
 } from './client/process-client.js'
 export { ENVD_CONTROL_HEADER, type EnvdHandover, encodeHandover } from './handover.js'
+/** The PATH a process gets when it brings none: what the agent and builder give too. */
+export { DEFAULT_PATH } from './process/process-env.js'
 export { ENVD_PORT, ENVD_VERSION }
 
 /** How to run one envd. */

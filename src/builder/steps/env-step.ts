@@ -1,5 +1,5 @@
+import { DEFAULT_PATH } from '../../envd/index.js'
 import type { BuildContext } from './build-context.js'
-import { DEFAULT_PATH } from './default-path.js'
 import { expandShellValue, type VariableLookup } from './shell-expansion.js'
 import { StepError } from './step-error.js'
 

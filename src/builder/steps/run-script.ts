@@ -1,5 +1,5 @@
+import { DEFAULT_PATH } from '../../envd/index.js'
 import type { StepSandbox } from './build-context.js'
-import { DEFAULT_PATH } from './default-path.js'
 import { StepError } from './step-error.js'
 
 /** How many lines of a failed script's output its error quotes. */
