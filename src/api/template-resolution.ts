@@ -1,4 +1,4 @@
-import type { BuildResult, Team, Template, TemplateBuild, TemplateStore } from '../store/index.js'
+import type { BuildResult, Store, Team, Template, TemplateBuild } from '../store/index.js'
 import { apiErrors } from './errors.js'
 import { DEFAULT_TAG, parseTemplateReference } from './template-names.js'
 
@@ -12,21 +12,22 @@ export interface ResolvedTemplate {
 /**
  * Wire contract §1.4 create: a template ID, `name`, `name:tag` or `team-slug/name:tag`; the
  * team's own templates first, then any public template by ID (as `base` is reached from every
- * team); the tag `default` when none is named. Errors carry the contract's texts.
- *
- * Another team's namespace resolves nowhere: the store finds templates by name only within a
- * known team, and has no lookup of a team by slug.
+ * team); in another team's namespace, its template when public (else 403); the tag `default`
+ * when none is named. Errors carry the contract's texts.
  */
 export async function resolveTemplateReference(
-  store: TemplateStore,
+  store: Store,
   team: Team,
   reference: string,
 ): Promise<ResolvedTemplate> {
   const ref = parseTemplateReference(reference, apiErrors.invalidTemplateReference)
   const shown = ref.namespace === undefined ? ref.alias : `${ref.namespace}/${ref.alias}`
   let template: Template | undefined
-  if (ref.namespace === undefined || ref.namespace === team.slug)
-    template = await store.findTemplate(team.id, ref.alias)
+  const owner =
+    ref.namespace === undefined || ref.namespace === team.slug
+      ? team
+      : await store.findTeamBySlug(ref.namespace)
+  if (owner !== undefined) template = await store.findTemplate(owner.id, ref.alias)
   if (template === undefined && ref.namespace === undefined) {
     const byID = await store.getTemplate(ref.alias)
     if (byID !== undefined && byID.deletedAt === null) template = byID

@@ -315,6 +315,8 @@ export interface Store extends TemplateStore {
   createApiKey(teamID: string, name: string): Promise<{ apiKey: ApiKey; key: string }>
   /** The team owning the plaintext key (and marks the key used), or undefined. */
   teamForApiKey(key: string): Promise<Team | undefined>
+  /** The team whose slug (its template namespace) this is. */
+  findTeamBySlug(slug: string): Promise<Team | undefined>
 
   /** Stores a new sandbox; throws if its ID is taken. */
   insertSandbox(sandbox: Sandbox): Promise<void>

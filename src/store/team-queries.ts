@@ -62,6 +62,15 @@ export function teamQueries(db: Kysely<Database>) {
       return { apiKey, key }
     },
 
+    async findTeamBySlug(slug: string): Promise<Team | undefined> {
+      const row = await db
+        .selectFrom('teams')
+        .selectAll()
+        .where('slug', '=', slug)
+        .executeTakeFirst()
+      return row === undefined ? undefined : teamFromRow(row)
+    },
+
     async teamForApiKey(key: string): Promise<Team | undefined> {
       const hash = hashApiKey(key)
       if (hash === undefined) return undefined

@@ -59,6 +59,13 @@ export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOp
       expect(await again.getSandbox('ikeep')).toMatchObject({ sandboxID: 'ikeep', teamID })
     })
 
+    it('finds a team by its slug, its template namespace', async () => {
+      const { store } = await fresh()
+      const other = await store.createTeam('Other', 'other-team')
+      expect(await store.findTeamBySlug('other-team')).toEqual(other)
+      expect(await store.findTeamBySlug('nobody')).toBeUndefined()
+    })
+
     it('refuses a sandbox of an unknown team and a second team with a taken slug', async () => {
       const { store } = await fresh()
       await expect(store.insertSandbox(sandbox('no-such-team', 0))).rejects.toThrow()

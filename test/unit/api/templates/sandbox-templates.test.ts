@@ -112,6 +112,18 @@ describe('POST /sandboxes from a template', () => {
     })
   })
 
+  it("resolves another team's namespace: its public template by name, not its private one", async () => {
+    await insertOtherTeamTemplate(true)
+    expect((await create('other-true/theirs:default')).status).toBe(201)
+    expect(t.created[0]?.template.layers).toEqual(['theirs'])
+    await insertOtherTeamTemplate(false)
+    expect(await create('other-false/theirs')).toEqual({
+      status: 403,
+      body: { code: 403, message: "you don't have access to template 'other-false/theirs'" },
+    })
+    expect((await create('no-such-team/theirs')).status).toBe(404)
+  })
+
   it('answers the contract’s errors for unknown templates and tags and bad references', async () => {
     await readyTemplate(t, 'web')
     expect(await create('nope')).toEqual({
