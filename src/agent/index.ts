@@ -79,6 +79,7 @@ export interface SandboxTemplate {
   /** Layer IDs in the agent's layer store, lowest first. */
   layers: string[]
   defaultUser: string
+  /** Empty: each process starts in its user's home. */
   defaultWorkdir: string
   /** Started in the background once envd answers; create returns when `readyCmd` succeeds. */
   startCmd?: string

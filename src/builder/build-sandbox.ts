@@ -73,7 +73,8 @@ export class BuildSandbox implements StepSandbox {
         templateID: 'build',
         layers: options.layers,
         defaultUser: options.start?.defaultUser ?? 'root',
-        defaultWorkdir: options.start?.defaultWorkdir ?? '/',
+        // None: a step without a WORKDIR runs in its user's home (§2.2), as envd does then.
+        defaultWorkdir: options.start?.defaultWorkdir ?? '',
         startCmd: options.start?.startCmd,
         readyCmd: options.start?.readyCmd,
       },

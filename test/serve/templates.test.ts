@@ -180,6 +180,23 @@ describe('a template built with the SDK', () => {
   })
 })
 
+describe('steps without a WORKDIR', () => {
+  it("run in the user's home, where relative COPY destinations land", async () => {
+    const name = uniqueName('home')
+    const template = Template({ fileContextPath: context })
+      .fromBaseImage()
+      .copy('greet.sh', 'tools/')
+      .runCmd('test -f tools/greet.sh && pwd > /tmp/where')
+    await build(template, name)
+    const sandbox = await Sandbox.create(name, opts())
+    try {
+      expect((await sandbox.commands.run('cat /tmp/where')).stdout).toBe('/home/user\n')
+    } finally {
+      await sandbox.kill()
+    }
+  })
+})
+
 describe('templates from a Dockerfile', () => {
   it('builds the steps the SDK translates from it', async () => {
     const name = uniqueName('docker')
