@@ -3,9 +3,13 @@ KERNEL-PROTOCOL.md (requests on stdin, events on stdout), one worker per context
 
 Output paths, and why:
 - Protocol events go to a duplicate of the original fd 1, taken before anything else runs, so
-  nothing the user's code writes can land in the protocol stream.
-- Python-level writes (print, sys.stdout/sys.stderr, tracebacks of threads) go through
-  `EventStream`, one stdout/stderr event per write with its own timestamp.
+  nothing the user's code writes can land in the protocol stream. One writer thread writes
+  them all, in order; other threads only queue events, so an interrupt never cuts a line.
+- Python-level writes (print, sys.stdout/sys.stderr) become stdout/stderr events. As in
+  ipykernel, writes to the same stream within STREAM_COALESCE_SECONDS form one chunk, so
+  `print("hello")` is the one chunk "hello\n" and a print per second is a chunk per second;
+  a write to the other stream, a result, an error or the end of the cell sends the chunk at
+  once, keeping the order the user's code wrote in.
 - fds 1 and 2 are pipes read by `FdForwarder` threads, so that subprocesses (`!ls`,
   `os.system`, C extensions) reach the user as stdout/stderr events too. Before a cell's `done`,
   a marker written into each pipe is waited for, so that their output comes before `done`.
@@ -15,8 +19,7 @@ Output paths, and why:
 - Our own diagnostics go to a duplicate of the original fd 2.
 
 Interrupts: SIGINT raises KeyboardInterrupt only while a cell runs; IPython reports it as the
-cell's error. Protocol writes block SIGINT in the main thread and the forwarder threads never
-receive it, so a line is always written whole.
+cell's error. The worker's own threads block SIGINT, so it always lands in the main thread.
 """
 
 import base64
@@ -24,10 +27,13 @@ import codecs
 import datetime
 import json
 import os
+import queue
 import re
 import signal
 import sys
 import threading
+import time
+import traceback
 
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
@@ -46,28 +52,78 @@ def now_iso():
     return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+STREAM_COALESCE_SECONDS = 0.1
+# A chunk is sent once it is this long, however fast the writes come.
+STREAM_CHUNK_LIMIT = 64 * 1024
+
+
+def block_sigint_in_this_thread():
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
 class Protocol:
-    """Writes events as JSON lines to the saved protocol fd, whole lines only."""
+    """Sends events as JSON lines to the saved protocol fd from one writer thread, joining
+    stream writes into chunks (see the module's docstring)."""
 
     def __init__(self, fd):
         self.fd = fd
-        self.lock = threading.Lock()
+        self.queue = queue.SimpleQueue()
         self.request_id = None
+        self.writer = threading.Thread(target=self.write_events, name="protocol", daemon=True)
+        self.writer.start()
 
     def emit(self, event):
-        line = self.encode(event)
-        blocked = threading.current_thread() is threading.main_thread()
-        if blocked:
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            with self.lock:
-                view = memoryview(line)
-                while view:
-                    written = os.write(self.fd, view)
-                    view = view[written:]
-        finally:
-            if blocked:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        self.queue.put(("event", event))
+
+    def emit_stream(self, name, text):
+        """Queues user output of the running request; dropped when no request runs."""
+        request_id = self.request_id
+        if request_id is not None and text:
+            self.queue.put(("stream", (request_id, name, text, now_iso())))
+
+    def close(self):
+        self.queue.put(("close", None))
+        self.writer.join()
+
+    def write_events(self):
+        block_sigint_in_this_thread()
+        chunk = None  # [request_id, name, text, timestamp, deadline]
+        while True:
+            timeout = None if chunk is None else max(0.0, chunk[4] - time.monotonic())
+            try:
+                kind, item = self.queue.get(timeout=timeout)
+            except queue.Empty:
+                self.write_chunk(chunk)
+                chunk = None
+                continue
+            if kind == "stream":
+                request_id, name, text, timestamp = item
+                if chunk is not None and chunk[0] == request_id and chunk[1] == name:
+                    chunk[2] += text
+                else:
+                    self.write_chunk(chunk)
+                    deadline = time.monotonic() + STREAM_COALESCE_SECONDS
+                    chunk = [request_id, name, text, timestamp, deadline]
+                if len(chunk[2]) >= STREAM_CHUNK_LIMIT:
+                    self.write_chunk(chunk)
+                    chunk = None
+                continue
+            self.write_chunk(chunk)
+            chunk = None
+            if kind == "close":
+                return
+            self.write_line(item)
+
+    def write_chunk(self, chunk):
+        if chunk is not None:
+            request_id, name, text, timestamp, _ = chunk
+            self.write_line({"id": request_id, "type": name, "text": text, "timestamp": timestamp})
+
+    def write_line(self, event):
+        view = memoryview(self.encode(event))
+        while view:
+            written = os.write(self.fd, view)
+            view = view[written:]
 
     @staticmethod
     def encode(event):
@@ -78,7 +134,7 @@ class Protocol:
         return (text + "\n").encode("utf-8", "replace")
 
     def emit_for_request(self, event):
-        """Emits an event of the running request; dropped when no request runs."""
+        """Queues an event of the running request; dropped when no request runs."""
         request_id = self.request_id
         if request_id is not None:
             self.emit({"id": request_id, **event})
@@ -97,10 +153,7 @@ class EventStream:
     def write(self, text):
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        if text:
-            self.protocol.emit_for_request(
-                {"type": self.name, "text": text, "timestamp": now_iso()}
-            )
+        self.protocol.emit_stream(self.name, text)
         return len(text)
 
     def writelines(self, lines):
@@ -148,7 +201,7 @@ class FdForwarder:
         threading.Thread(target=self.forward, name=f"forward-{name}", daemon=True).start()
 
     def forward(self):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        block_sigint_in_this_thread()
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         pending = b""
         while True:
@@ -175,10 +228,7 @@ class FdForwarder:
         return 0
 
     def send(self, text):
-        if text:
-            self.protocol.emit_for_request(
-                {"type": self.name, "text": text, "timestamp": now_iso()}
-            )
+        self.protocol.emit_stream(self.name, text)
 
     def drain(self, timeout):
         """Waits until everything written to the fd so far has been sent."""
@@ -339,5 +389,16 @@ class Worker:
         self.protocol.emit({"id": request_id, "type": "done", "status": status})
 
 
+def main():
+    worker = Worker()
+    try:
+        worker.serve()
+    except BaseException:
+        traceback.print_exc(file=worker.diagnostics)
+        raise SystemExit(1)
+    finally:
+        worker.protocol.close()
+
+
 if __name__ == "__main__":
-    Worker().serve()
+    main()

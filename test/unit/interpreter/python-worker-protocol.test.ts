@@ -35,24 +35,46 @@ describe('python worker protocol', () => {
     expect(mainText(after)).toBe("'v'")
   })
 
-  it('sends each write to stdout and stderr as its own chunk with a timestamp', async () => {
+  it('sends a print as one chunk with a timestamp, and writes apart as chunks apart', async () => {
+    const print = await worker.run('print("hello")')
+    expect(print.filter((event) => event.type === 'stdout')).toEqual([
+      { id: expect.any(Number), type: 'stdout', text: 'hello\n', timestamp: expect.any(String) },
+    ])
     const events = await worker.run(
-      'import sys, time\nprint("hello")\ntime.sleep(0.05)\nprint("oops", file=sys.stderr)\nsys.stdout.write("tail")',
+      [
+        'import sys, time',
+        'print("one")',
+        'time.sleep(0.5)',
+        'print("two")',
+        'print("oops", file=sys.stderr)',
+        'sys.stdout.write("tail")',
+      ].join('\n'),
     )
     const streams = events.filter((event) => event.type === 'stdout' || event.type === 'stderr')
     expect(streams.map((event) => [event.type, event.text])).toEqual([
-      ['stdout', 'hello'],
-      ['stdout', '\n'],
-      ['stderr', 'oops'],
-      ['stderr', '\n'],
+      ['stdout', 'one\n'],
+      ['stdout', 'two\n'],
+      ['stderr', 'oops\n'],
       ['stdout', 'tail'],
     ])
     const times = streams.map((event) => Date.parse(String(event.timestamp)))
     expect(times.every((time) => Number.isFinite(time))).toBe(true)
-    const [, newline = 0, stderr = 0] = times
-    expect(stderr - newline).toBeGreaterThanOrEqual(40)
+    const [one = 0, two = 0] = times
+    // The first chunk went out while the cell slept, stamped with its own time.
+    expect(two - one).toBeGreaterThanOrEqual(450)
     // sys.stdout.write returns the length written: the main result of the cell.
     expect(mainText(events)).toBe('4')
+  })
+
+  it('streams output while the cell still runs', async () => {
+    const id = worker.send('import time\nprint("early")\ntime.sleep(2)\nprint("late")')
+    const early = await worker.waitFor((event) => event.id === id && event.type === 'stdout', 1500)
+    expect(early.text).toBe('early\n')
+    const events = await worker.eventsOf(id)
+    expect(events.filter((event) => event.type === 'stdout').map((event) => event.text)).toEqual([
+      'early\n',
+      'late\n',
+    ])
   })
 
   it('turns output of subprocesses into events before done', async () => {
