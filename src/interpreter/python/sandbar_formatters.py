@@ -4,6 +4,7 @@ and PIL images shown or saved as png results."""
 
 import io
 import sys
+import weakref
 
 import sandbar_json
 from IPython.core.formatters import JSONFormatter
@@ -41,7 +42,13 @@ def list_or_dict_json(value):
         return None
 
 
+# Figures rendered for a display during the current cell, so that the end of the cell does
+# not display them a second time.
+figures_displayed_in_cell = weakref.WeakSet()
+
+
 def figure_png(figure):
+    figures_displayed_in_cell.add(figure)
     buffer = io.BytesIO()
     figure.canvas.print_figure(buffer, **PNG_SAVE_OPTIONS)
     return buffer.getvalue()
@@ -79,8 +86,12 @@ def install_inline_matplotlib(shell):
             import sandbar_inline
 
             if matplotlib.get_backend() == "module://sandbar_inline":
-                sandbar_inline.display_open_figures()
+                sandbar_inline.display_open_figures(except_figures=figures_displayed_in_cell)
 
+    def start_cell():
+        figures_displayed_in_cell.clear()
+
+    shell.events.register("pre_run_cell", lambda info: start_cell())
     shell.events.register("post_run_cell", lambda result: display_figures_left_open())
 
 

@@ -48,13 +48,13 @@ ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 JSON_MIME_TYPES = {"application/json", "e2b/data", "e2b/chart"}
 
 
-def now_iso():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
-
-
 STREAM_COALESCE_SECONDS = 0.1
 # A chunk is sent once it is this long, however fast the writes come.
 STREAM_CHUNK_LIMIT = 64 * 1024
+
+
+def now_iso():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def block_sigint_in_this_thread():
@@ -141,7 +141,7 @@ class Protocol:
 
 
 class EventStream:
-    """A text stream (sys.stdout / sys.stderr) that turns every write into one event."""
+    """A text stream (sys.stdout / sys.stderr) whose writes become the user's output."""
 
     def __init__(self, protocol, name, fd):
         self.protocol = protocol

@@ -88,6 +88,15 @@ describe('python worker results', () => {
     expect(resultsOf(next).map((result) => result.bundle['text/plain'])).toEqual(['0'])
   })
 
+  it('gives a figure as the last expression once, as the main result', async () => {
+    const events = await worker.run('fig, ax = plt.subplots()\nax.plot([1, 2], [3, 4])\nfig')
+    const results = resultsOf(events)
+    expect(results).toHaveLength(1)
+    expect(results[0]?.is_main_result).toBe(true)
+    expect(isPng(results[0]?.bundle['image/png'])).toBe(true)
+    expect(results[0]?.bundle['e2b/chart']).toMatchObject({ type: 'line' })
+  })
+
   it('gives a blank figure an empty chart', async () => {
     const events = await worker.run('plt.figure()\nplt.show()')
     expect(resultsOf(events)[0]?.bundle['e2b/chart']).toEqual({})
