@@ -126,10 +126,31 @@ def point_chart(ax, kind):
 
 
 def is_date_axis(axis):
-    return isinstance(axis.get_major_locator(), dates.DateLocator) or isinstance(
-        axis.get_major_formatter(),
-        (dates.AutoDateFormatter, dates.ConciseDateFormatter, dates.DateFormatter),
+    return (
+        isinstance(axis.get_major_locator(), dates.DateLocator)
+        or isinstance(
+            axis.get_major_formatter(),
+            (dates.AutoDateFormatter, dates.ConciseDateFormatter, dates.DateFormatter),
+        )
+        or period_frequency(axis) is not None
     )
+
+
+def period_frequency(axis):
+    """The frequency of a pandas time-series axis (`Series.plot()` of a DatetimeIndex), whose
+    coordinates are period ordinals, else None."""
+    if type(axis.get_major_formatter()).__name__ != "TimeSeries_DateFormatter":
+        return None
+    return getattr(axis.axes, "freq", None)
+
+
+def date_of(axis, number):
+    frequency = period_frequency(axis)
+    if frequency is not None:
+        import pandas
+
+        return pandas.Period(ordinal=round(number), freq=frequency).to_timestamp().isoformat()
+    return dates.num2date(number).isoformat()
 
 
 def is_categorical_axis(axis):
@@ -146,14 +167,17 @@ def scale(axis, scale_name):
 
 def ticks(axis, values):
     if is_date_axis(axis):
-        return [dates.num2date(value).isoformat() for value in values]
+        return [date_of(axis, float(value)) for value in values]
     return [tidy(value) for value in values]
 
 
-def coordinate(value, date_axis):
+def coordinate(value, axis):
     """A point coordinate: ISO text for dates, a float for numbers, text for categories."""
     if isinstance(value, (datetime.datetime, datetime.date)):
         return value.isoformat()
+    if hasattr(value, "to_timestamp"):
+        # a pandas Period
+        return value.to_timestamp().isoformat()
     type_name = type(value).__name__
     if type_name == "datetime64":
         import numpy
@@ -161,16 +185,14 @@ def coordinate(value, date_axis):
         return numpy.datetime_as_string(value, unit="s")
     if isinstance(value, str):
         return value
-    if date_axis:
-        return dates.num2date(float(value)).isoformat()
+    if is_date_axis(axis):
+        return date_of(axis, float(value))
     number = float(value)
     return number if math.isfinite(number) else None
 
 
 def points(xs, ys, ax):
-    x_dates = is_date_axis(ax.xaxis)
-    y_dates = is_date_axis(ax.yaxis)
-    return [[coordinate(x, x_dates), coordinate(y, y_dates)] for x, y in zip(xs, ys)]
+    return [[coordinate(x, ax.xaxis), coordinate(y, ax.yaxis)] for x, y in zip(xs, ys)]
 
 
 def line_elements(ax):

@@ -233,7 +233,11 @@ class FdForwarder:
     def drain(self, timeout):
         """Waits until everything written to the fd so far has been sent."""
         self.drained.clear()
-        os.write(self.fd, self.MARKER)
+        try:
+            os.write(self.fd, self.MARKER)
+        except OSError:
+            # The user's code closed or replaced the fd: nothing more will come through it.
+            return
         self.drained.wait(timeout)
 
 

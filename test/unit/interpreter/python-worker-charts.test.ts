@@ -54,6 +54,25 @@ plt.title("Plot of sin(x) and cos(x)")`)
     expect(points[25]?.[1]).toBeCloseTo(Math.sin((25 * 2 * Math.PI) / 99), 10)
   })
 
+  it('reads a pandas time series plot as a line chart on a datetime axis', async () => {
+    const chart = await show(`
+import pandas as pd
+frame = pd.DataFrame({"visits": [3.0, 5.0, 4.0]}, index=pd.date_range("2024-01-01", periods=3, freq="37H"))
+frame.plot(title="Visits")`)
+    expect(chart).toMatchObject({ type: 'line', title: 'Visits', x_scale: 'datetime' })
+    expect((chart.x_ticks as unknown[]).every((tick) => typeof tick === 'string')).toBe(true)
+    expect(chart.elements).toEqual([
+      {
+        label: 'visits',
+        points: [
+          ['2024-01-01T00:00:00', 3],
+          ['2024-01-02T13:00:00', 5],
+          ['2024-01-04T02:00:00', 4],
+        ],
+      },
+    ])
+  })
+
   it('names log and categorical scales', async () => {
     const log = await show('plt.plot([1, 10, 100, 1000], [1, 2, 3, 4])\nplt.yscale("log")')
     expect(log).toMatchObject({ type: 'line', x_scale: 'linear', y_scale: 'log' })
