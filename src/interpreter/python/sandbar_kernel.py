@@ -54,6 +54,7 @@ STREAM_CHUNK_LIMIT = 64 * 1024
 
 
 def now_iso():
+    __tracebackhide__ = True  # noqa: F841 (IPython leaves the worker's frames out of tracebacks)
     return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
@@ -77,6 +78,7 @@ class Protocol:
 
     def emit_stream(self, name, text):
         """Queues user output of the running request; dropped when no request runs."""
+        __tracebackhide__ = True  # noqa: F841
         request_id = self.request_id
         if request_id is not None and text:
             self.queue.put(("stream", (request_id, name, text, now_iso())))
@@ -151,6 +153,7 @@ class EventStream:
         self.errors = "replace"
 
     def write(self, text):
+        __tracebackhide__ = True  # noqa: F841
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         self.protocol.emit_stream(self.name, text)
@@ -313,9 +316,13 @@ def shell_config():
     return config
 
 
+def ignore_sigint(signum, frame):
+    """SIGINT between cells: nothing to interrupt. A Python handler rather than SIG_IGN, which
+    processes started meanwhile would inherit."""
+
+
 class Worker:
     def __init__(self):
-        self.executing = False
         protocol_fd = os.dup(1)
         self.requests = os.fdopen(os.dup(0), "rb")
         self.diagnostics = os.fdopen(os.dup(2), "w", buffering=1)
@@ -330,13 +337,9 @@ class Worker:
         sys.stdin = open(os.devnull)
         sys.stdout = EventStream(self.protocol, "stdout", 1)
         sys.stderr = EventStream(self.protocol, "stderr", 2)
-        signal.signal(signal.SIGINT, self.on_sigint)
+        signal.signal(signal.SIGINT, ignore_sigint)
         self.shell = SandbarShell.instance(protocol=self.protocol, config=shell_config())
         sandbar_formatters.install(self.shell)
-
-    def on_sigint(self, signum, frame):
-        if self.executing:
-            raise KeyboardInterrupt
 
     def serve(self):
         self.protocol.emit({"type": "ready"})
@@ -366,12 +369,13 @@ class Worker:
         shell.cell_error = None
         failed = False
         try:
-            self.executing = True
+            # Python's own handler (C code) raises KeyboardInterrupt with no frame of ours.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             result = shell.run_cell(code, store_history=not silent, silent=silent)
-            self.executing = False
+            signal.signal(signal.SIGINT, ignore_sigint)
             failed = not result.success
         except KeyboardInterrupt:
-            self.executing = False
+            signal.signal(signal.SIGINT, ignore_sigint)
             failed = True
             shell.cell_error = {"name": "KeyboardInterrupt", "value": "", "traceback": ""}
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})

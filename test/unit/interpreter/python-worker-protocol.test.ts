@@ -144,9 +144,11 @@ describe('python worker protocol', () => {
     const queued = worker.send('1 + 1')
     worker.interrupt()
     const interrupted = await worker.eventsOf(sleeping, 10_000)
-    expect(interrupted.find((event) => event.type === 'error')).toMatchObject({
-      name: 'KeyboardInterrupt',
-    })
+    const error = interrupted.find((event) => event.type === 'error')
+    expect(error).toMatchObject({ name: 'KeyboardInterrupt', value: '' })
+    // The traceback shows the user's code only, none of the worker's frames.
+    expect(error?.traceback).toContain('----> 2 time.sleep(300)')
+    expect(error?.traceback).not.toContain('sandbar_kernel')
     expect(interrupted.at(-1)).toMatchObject({ type: 'done', status: 'error' })
     const next = await worker.eventsOf(queued, 10_000)
     expect(mainText(next)).toBe('2')
