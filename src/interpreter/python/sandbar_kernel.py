@@ -54,7 +54,7 @@ STREAM_CHUNK_LIMIT = 64 * 1024
 
 
 def now_iso():
-    __tracebackhide__ = True  # noqa: F841 (IPython leaves the worker's frames out of tracebacks)
+    __tracebackhide__ = True  # IPython leaves frames marked so out of tracebacks
     return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
@@ -78,7 +78,7 @@ class Protocol:
 
     def emit_stream(self, name, text):
         """Queues user output of the running request; dropped when no request runs."""
-        __tracebackhide__ = True  # noqa: F841
+        __tracebackhide__ = True
         request_id = self.request_id
         if request_id is not None and text:
             self.queue.put(("stream", (request_id, name, text, now_iso())))
@@ -153,7 +153,7 @@ class EventStream:
         self.errors = "replace"
 
     def write(self, text):
-        __tracebackhide__ = True  # noqa: F841
+        __tracebackhide__ = True
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         self.protocol.emit_stream(self.name, text)
