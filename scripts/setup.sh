@@ -11,7 +11,9 @@
 # tests; skopeo and umoci, with which the builder pulls `fromImage` bases from registries and
 # unpacks them with their owners and whiteouts; for the image tests, docker-registry as the
 # registry they push to, apache2-utils for its htpasswd file, and musl for the loader of their
-# glibc-free image), the locked npm dependencies, and the built bundles.
+# glibc-free image; python3-ipython, -matplotlib, -numpy, -pandas and -pil, which the code
+# interpreter's Python worker runs on, for its tests), the locked npm dependencies, and the
+# built bundles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +30,8 @@ not_installed() {
   done
 }
 packages=(crun runc nftables iproute2 mmdebstrap util-linux tini openssl libnss-myhostname busybox-static postgresql python3 make g++
-  skopeo umoci docker-registry apache2-utils musl)
+  skopeo umoci docker-registry apache2-utils musl
+  python3-ipython python3-matplotlib python3-numpy python3-pandas python3-pil)
 # Installed without recommends: qemu-system-x86 is then 29 packages, 17 MB to download and
 # 81 MB installed, instead of 175 packages and 163 MB (GTK, SDL, audio) the guest never uses.
 lean_packages=(qemu-system-x86)
