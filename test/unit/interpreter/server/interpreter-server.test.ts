@@ -109,7 +109,7 @@ async function post(route: string, body?: object): Promise<Response> {
   })
 }
 
-describe('interpreter server', { timeout: 30_000 }, () => {
+describe('interpreter server', { timeout: 60_000 }, () => {
   it('answers /health with "OK" once the default contexts exist', async () => {
     const response = await fetch(`${base}/health`)
     expect(response.status).toBe(200)
