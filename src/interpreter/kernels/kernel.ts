@@ -32,7 +32,8 @@ const restartedEvent = (id: number): WorkerEvent => ({
 
 /**
  * One worker process speaking the JSON-lines protocol. A worker that dies unasked is started
- * again; `onRestart` tells the owner, whose setup (cwd, env vars) the new process lacks.
+ * again; `onRestart` tells the owner at once, before any queued request reaches the new
+ * process, which lacks the owner's setup (cwd, env vars).
  */
 export class Kernel {
   private child: ChildProcess | undefined
@@ -124,14 +125,15 @@ export class Kernel {
   private onExit(child: ChildProcess, code: number | null, signal: string | null): void {
     if (this.child !== child) return
     this.child = undefined
+    if (!this.closed) {
+      this.logger.warn({ code, signal }, 'interpreter worker died; starting it again')
+      this.onRestart()
+      this.ready = this.spawnWorker()
+      this.ready.catch((error) =>
+        this.logger.error({ error }, 'interpreter worker failed to restart'),
+      )
+    }
     this.failPending()
-    if (this.closed) return
-    this.logger.warn({ code, signal }, 'interpreter worker died; starting it again')
-    this.ready = this.spawnWorker()
-    this.ready.then(
-      () => this.onRestart(),
-      (error) => this.logger.error({ error }, 'interpreter worker failed to restart'),
-    )
   }
 
   private failPending(): void {

@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
@@ -11,90 +11,60 @@ const DRAIN_MS = 20
 /**
  * The bash worker: one persistent `bash` whose state (variables, functions, cwd) cells share.
  * Each cell is sourced from a file; its exit status comes back on fd 3. A non-zero status is
- * an error event `ExitCode` whose value is the status (as bash_kernel reports it). SIGINT
- * kills the running cell with its whole process group and starts bash again in the same
- * cwd: shell variables set before are lost, which the error value says.
+ * an error event `ExitCode` whose value is the status (as bash_kernel reports it).
+ *
+ * bash cannot abandon a sourced file half-way, so SIGINT kills the shell's whole process
+ * group and this worker with it, as does a cell's `exit`: the server then starts a new
+ * worker and puts back the context's cwd and sandbox env vars, as after a restart.
  */
 export function runBashWorker(): void {
   const emit = protocolEmitter()
   let currentId = 0
-  let statusOf: ((status: number | 'interrupted') => void) | undefined
-  let interrupting = false
-  let bash = startBash(process.cwd())
-
-  function startBash(cwd: string): ChildProcess {
-    const child = spawn('bash', ['--norc', '--noprofile'], {
-      cwd,
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-    })
-    for (const stream of ['stdout', 'stderr'] as const) {
-      child[stream]?.on('data', (chunk: Buffer) =>
-        emit({ id: currentId, type: stream, text: chunk.toString(), timestamp: timestamp() }),
-      )
-    }
-    const statuses = createInterface({ input: child.stdio[3] as NodeJS.ReadableStream })
-    statuses.on('line', (line) => statusOf?.(Number(line)))
-    child.on('exit', (code) => {
-      if (child !== bash) return
-      // `exit` in a cell ends the shell: that cell fails and a new shell takes over.
-      const status = interrupting ? 'interrupted' : (code ?? 1)
-      bash = startBash(cwdOf(child) ?? process.cwd())
-      statusOf?.(status)
-    })
-    return child
+  let statusOf: ((status: number) => void) | undefined
+  const bash = spawn('bash', ['--norc', '--noprofile'], {
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+  })
+  for (const stream of ['stdout', 'stderr'] as const) {
+    bash[stream].on('data', (chunk: Buffer) =>
+      emit({ id: currentId, type: stream, text: chunk.toString(), timestamp: timestamp() }),
+    )
   }
-
+  createInterface({ input: bash.stdio[3] as NodeJS.ReadableStream }).on('line', (line) =>
+    statusOf?.(Number(line)),
+  )
+  bash.on('exit', () => process.exit(1))
   process.on('SIGINT', () => {
-    if (statusOf === undefined || bash.pid === undefined) return
-    interrupting = true
-    process.kill(-bash.pid, 'SIGKILL')
+    if (bash.pid !== undefined) process.kill(-bash.pid, 'SIGKILL')
+    process.exit(130)
   })
 
+  let executionCount = 0
   serveRequests(async ({ id, code, silent }) => {
     currentId = id
-    if (!silent) emit({ id, type: 'number_of_executions', execution_count: nextCount() })
+    if (!silent) {
+      executionCount += 1
+      emit({ id, type: 'number_of_executions', execution_count: executionCount })
+    }
     const cellDir = mkdtempSync(path.join(tmpdir(), 'sandbar-bash-'))
     const cellFile = path.join(cellDir, 'cell.sh')
     writeFileSync(cellFile, code)
-    const status = new Promise<number | 'interrupted'>((resolve) => {
+    const status = new Promise<number>((resolve) => {
       statusOf = resolve
     })
-    bash.stdin?.write(`. ${cellFile} </dev/null\nprintf '%s\\n' "$?" >&3\n`)
+    bash.stdin.write(`. ${cellFile} </dev/null\nprintf '%s\\n' "$?" >&3\n`)
     const result = await status
-    rmSync(cellDir, { recursive: true, force: true })
     statusOf = undefined
-    interrupting = false
+    rmSync(cellDir, { recursive: true, force: true })
     await new Promise((resolve) => setTimeout(resolve, DRAIN_MS))
     reportStatus(emit, id, result)
   })
   emit({ type: 'ready' })
 }
 
-let executionCount = 0
-const nextCount = () => {
-  executionCount += 1
-  return executionCount
-}
-
-function reportStatus(emit: Emit, id: number, status: number | 'interrupted'): void {
-  if (status === 0) {
-    emit({ id, type: 'done', status: 'ok' })
-    return
+function reportStatus(emit: Emit, id: number, status: number): void {
+  if (status !== 0) {
+    emit({ id, type: 'error', name: 'ExitCode', value: String(status), traceback: '' })
   }
-  const error =
-    status === 'interrupted'
-      ? { name: 'Interrupted', value: 'Execution was interrupted; the shell was started again' }
-      : { name: 'ExitCode', value: String(status) }
-  emit({ id, type: 'error', ...error, traceback: '' })
-  emit({ id, type: 'done', status: 'error' })
-}
-
-/** The cwd a dead shell had, so that its successor starts there (Linux /proc). */
-function cwdOf(child: ChildProcess): string | undefined {
-  try {
-    return readlinkSync(`/proc/${child.pid}/cwd`)
-  } catch {
-    return undefined
-  }
+  emit({ id, type: 'done', status: status === 0 ? 'ok' : 'error' })
 }

@@ -309,6 +309,26 @@ describe('interpreter server', { timeout: 60_000 }, () => {
     await fetch(`${base}/contexts/${id}`, { method: 'DELETE' })
   })
 
+  it('interrupts a bash sleep when the client goes away; the shell starts over in its cwd', async () => {
+    await execute({ code: 'cd /tmp', language: 'bash' })
+    const abort = new AbortController()
+    const response = await fetch(`${base}/execute`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ code: 'echo started; sleep 300', language: 'bash' }),
+      signal: abort.signal,
+    })
+    const reader = response.body?.getReader()
+    let received = ''
+    while (!received.includes('started')) {
+      const chunk = await reader?.read()
+      expect(chunk?.done).toBe(false)
+      received += new TextDecoder().decode(chunk?.value)
+    }
+    abort.abort()
+    expect(stdoutOf(await execute({ code: 'pwd', language: 'bash' }))).toBe(`${HOME}\n`)
+  })
+
   it('sets and restores per-run env vars in bash too', async () => {
     const during = await execute({
       code: 'echo "$PER_RUN|$SHARED"',
@@ -340,6 +360,33 @@ describe('interpreter server', { timeout: 60_000 }, () => {
       await execute({ code: 'x = 1' })
       const lines = await execute({ code: 'x', language: 'python' })
       expect(mainResult(lines)).toMatchObject({ text: '1' })
+    })
+
+    it('sets python env vars for one run, from envd and per run', async () => {
+      const read =
+        'import os\nos.environ.get("SANDBOX_LEVEL", "") + "|" + os.environ.get("PER_RUN", "unset")'
+      const during = await execute({ code: read, env_vars: { PER_RUN: 'yes' } })
+      expect(mainResult(during)).toMatchObject({ text: 'from-envd|yes' })
+      expect(mainResult(await execute({ code: read }))).toMatchObject({ text: 'from-envd|unset' })
+    })
+
+    it('interrupts time.sleep when the client goes away', async () => {
+      const abort = new AbortController()
+      const response = await fetch(`${base}/execute`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ code: 'import time\ntime.sleep(300)' }),
+        signal: abort.signal,
+      })
+      const reader = response.body?.getReader()
+      let received = ''
+      while (!received.includes('number_of_executions')) {
+        const chunk = await reader?.read()
+        expect(chunk?.done).toBe(false)
+        received += new TextDecoder().decode(chunk?.value)
+      }
+      abort.abort()
+      expect(mainResult(await execute({ code: '1 + 1' }))).toMatchObject({ text: '2' })
     })
   })
 })
