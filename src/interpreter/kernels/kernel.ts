@@ -9,6 +9,8 @@ import {
   workerEventSchema,
 } from './worker-event.js'
 
+const STOP_GRACE_MS = 2000
+
 export interface WorkerCommand {
   command: string
   args: string[]
@@ -151,8 +153,11 @@ export class Kernel {
     this.failPending()
     if (child.exitCode === null && child.signalCode === null) {
       const exited = once(child, 'exit')
-      child.kill('SIGKILL')
+      // SIGTERM lets a worker end what it started (the bash worker's shell); then SIGKILL.
+      child.kill('SIGTERM')
+      const killer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS)
       await exited
+      clearTimeout(killer)
     }
   }
 }

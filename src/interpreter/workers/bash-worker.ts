@@ -14,7 +14,7 @@ const DRAIN_MS = 20
  * an error event `ExitCode` whose value is the status (as bash_kernel reports it).
  *
  * bash cannot abandon a sourced file half-way, so SIGINT kills the shell's whole process
- * group and this worker with it, as does a cell's `exit`: the server then starts a new
+ * group and this worker with it, as do SIGTERM and a cell's `exit`: the server then starts a new
  * worker and puts back the context's cwd and sandbox env vars, as after a restart.
  */
 export function runBashWorker(): void {
@@ -33,11 +33,17 @@ export function runBashWorker(): void {
   createInterface({ input: bash.stdio[3] as NodeJS.ReadableStream }).on('line', (line) =>
     statusOf?.(Number(line)),
   )
-  bash.on('exit', () => process.exit(1))
-  process.on('SIGINT', () => {
-    if (bash.pid !== undefined) process.kill(-bash.pid, 'SIGKILL')
-    process.exit(130)
-  })
+  const cellDir = mkdtempSync(path.join(tmpdir(), 'sandbar-bash-'))
+  const cellFile = path.join(cellDir, 'cell.sh')
+  const end = (code: number) => {
+    if (bash.exitCode === null && bash.pid !== undefined) process.kill(-bash.pid, 'SIGKILL')
+    rmSync(cellDir, { recursive: true, force: true })
+    process.exit(code)
+  }
+  bash.on('exit', () => end(1))
+  process.on('SIGINT', () => end(130))
+  // The server's restart and removal: the shell's children go too.
+  process.on('SIGTERM', () => end(143))
 
   let executionCount = 0
   serveRequests(async ({ id, code, silent }) => {
@@ -46,8 +52,6 @@ export function runBashWorker(): void {
       executionCount += 1
       emit({ id, type: 'number_of_executions', execution_count: executionCount })
     }
-    const cellDir = mkdtempSync(path.join(tmpdir(), 'sandbar-bash-'))
-    const cellFile = path.join(cellDir, 'cell.sh')
     writeFileSync(cellFile, code)
     const status = new Promise<number>((resolve) => {
       statusOf = resolve
@@ -55,7 +59,6 @@ export function runBashWorker(): void {
     bash.stdin.write(`. ${cellFile} </dev/null\nprintf '%s\\n' "$?" >&3\n`)
     const result = await status
     statusOf = undefined
-    rmSync(cellDir, { recursive: true, force: true })
     await new Promise((resolve) => setTimeout(resolve, DRAIN_MS))
     reportStatus(emit, id, result)
   })
