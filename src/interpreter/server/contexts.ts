@@ -9,6 +9,8 @@ export const DEFAULT_CWD = '/home/user'
 export class Contexts {
   private readonly byId = new Map<string, Context>()
   private readonly defaults = new Map<string, Promise<Context>>()
+  /** Default contexts once created: `default` is python's (wire contract §1.3). */
+  private readonly defaultIds = new Map<string, string>()
 
   constructor(
     private readonly workerCommand: (language: string) => WorkerCommand | undefined,
@@ -73,6 +75,4 @@ export class Contexts {
   async closeAll(): Promise<void> {
     await Promise.all(this.list().map((context) => this.remove(context)))
   }
-
-  private readonly defaultIds = new Map<string, string>()
 }
