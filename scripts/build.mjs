@@ -1,10 +1,12 @@
 // Builds the artifacts into OUTDIR (default dist): sandbar.mjs (the CLI) and envd/ (the
 // self-contained envd that sandboxes run: envd.mjs, which runs the bundle envd.cjs with the V8
-// code cache envd.cjs.cache), each with the native addons it loads beside it, and
+// code cache envd.cjs.cache), each with the native addons it loads beside it, interpreter/
+// (the code interpreter: interpreter.mjs and python/), and
 // idmapped-overlay (src/agent/rootfs/idmapped-overlay.c: the agent mounts sandbox roots with it).
 // Usage: node scripts/build.mjs [OUTDIR]
 import { execFile } from 'node:child_process'
-import { copyFile, mkdir, rm } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { copyFile, cp, mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
@@ -59,7 +61,20 @@ await Promise.all([
     entryPoints: ['src/envd/code-cache-loader.ts'],
     outfile: `${outdir}/envd/envd.mjs`,
   }),
+  // The code interpreter (port 49999) and its javascript, typescript and bash workers
+  // (`interpreter.mjs worker <language>`), run by envd's node inside interpreter sandboxes.
+  build({
+    ...common,
+    // The bundled typescript (typescript workers) reads __filename as well.
+    banner: { js: `${esmBanner.js} const __filename = __sandbarFileURLToPath(import.meta.url);` },
+    entryPoints: ['src/interpreter/main.ts'],
+    outfile: `${outdir}/interpreter/interpreter.mjs`,
+  }),
 ])
+// Its Python worker, beside it as interpreter/python/ (index.ts: bundledWorkerCommand).
+if (existsSync('src/interpreter/python')) {
+  await cp('src/interpreter/python', `${outdir}/interpreter/python`, { recursive: true })
+}
 
 // envd loads node-pty and fs-xattr; the CLI bundles envd too, plus the store's better-sqlite3.
 const envdAddons = [

@@ -1,0 +1,163 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createInterface } from 'node:readline'
+import type { Logger } from '../../logger.js'
+import {
+  type DoneStatus,
+  readyEventSchema,
+  type WorkerEvent,
+  workerEventSchema,
+} from './worker-event.js'
+
+const STOP_GRACE_MS = 2000
+
+export interface WorkerCommand {
+  command: string
+  args: string[]
+}
+
+export type EventListener = (event: WorkerEvent) => void
+
+interface PendingRun {
+  onEvent: EventListener
+  resolve(status: DoneStatus): void
+}
+
+/** What a run in flight reports when its worker goes away (wire contract §1.4). */
+const restartedEvent = (id: number): WorkerEvent => ({
+  id,
+  type: 'error',
+  name: 'ContextRestarting',
+  value: 'Context was restarted',
+  traceback: '',
+})
+
+/**
+ * One worker process speaking the JSON-lines protocol. A worker that dies unasked is started
+ * again; `onRestart` tells the owner at once, before any queued request reaches the new
+ * process, which lacks the owner's setup (cwd, env vars).
+ */
+export class Kernel {
+  private child: ChildProcess | undefined
+  private ready: Promise<void> = Promise.resolve()
+  private readonly pending = new Map<number, PendingRun>()
+  private nextId = 1
+  private closed = false
+  onRestart: () => void = () => {}
+
+  constructor(
+    private readonly command: WorkerCommand,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): Promise<void> {
+    this.ready = this.spawnWorker()
+    return this.ready
+  }
+
+  async execute(code: string, silent: boolean, onEvent: EventListener): Promise<DoneStatus> {
+    await this.ready
+    const id = this.nextId++
+    const done = new Promise<DoneStatus>((resolve) => this.pending.set(id, { onEvent, resolve }))
+    this.child?.stdin?.write(`${JSON.stringify({ id, code, silent })}\n`)
+    return done
+  }
+
+  /** Interrupts the running request; queued requests run after it (protocol: SIGINT). */
+  interrupt(): void {
+    this.child?.kill('SIGINT')
+  }
+
+  async restart(): Promise<void> {
+    await this.stopWorker()
+    await this.start()
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    await this.stopWorker()
+  }
+
+  private async spawnWorker(): Promise<void> {
+    const child = spawn(this.command.command, this.command.args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    this.child = child
+    child.stderr?.on('data', (chunk: Buffer) =>
+      this.logger.debug({ stderr: chunk.toString() }, 'interpreter worker diagnostics'),
+    )
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
+    let markReady: () => void = () => {}
+    const readySeen = new Promise<void>((resolve) => {
+      markReady = resolve
+    })
+    lines.on('line', (line) => {
+      let json: unknown
+      try {
+        json = JSON.parse(line)
+      } catch {
+        this.logger.warn({ line }, 'interpreter worker wrote a line that is not JSON')
+        return
+      }
+      if (readyEventSchema.safeParse(json).success) return markReady()
+      const parsed = workerEventSchema.safeParse(json)
+      if (parsed.success) this.dispatch(parsed.data)
+    })
+    child.on('exit', (code, signal) => this.onExit(child, code, signal))
+    const exited = once(child, 'exit').then(([code]) => {
+      throw new Error(`worker ${this.command.command} exited with ${code} before it was ready`)
+    })
+    const failed = once(child, 'error').then(([error]) => {
+      throw error
+    })
+    await Promise.race([readySeen, exited, failed])
+  }
+
+  private dispatch(event: WorkerEvent): void {
+    const run = this.pending.get(event.id)
+    if (run === undefined) return
+    if (event.type === 'done') {
+      this.pending.delete(event.id)
+      run.resolve(event.status)
+    } else {
+      run.onEvent(event)
+    }
+  }
+
+  private onExit(child: ChildProcess, code: number | null, signal: string | null): void {
+    if (this.child !== child) return
+    this.child = undefined
+    if (!this.closed) {
+      this.logger.warn({ code, signal }, 'interpreter worker died; starting it again')
+      this.onRestart()
+      this.ready = this.spawnWorker()
+      this.ready.catch((error) =>
+        this.logger.error({ error }, 'interpreter worker failed to restart'),
+      )
+    }
+    this.failPending()
+  }
+
+  private failPending(): void {
+    for (const [id, run] of this.pending) {
+      run.onEvent(restartedEvent(id))
+      run.resolve('error')
+    }
+    this.pending.clear()
+  }
+
+  private async stopWorker(): Promise<void> {
+    const child = this.child
+    if (child === undefined) return
+    this.child = undefined
+    this.failPending()
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit')
+      // SIGTERM lets a worker end what it started (the bash worker's shell); then SIGKILL.
+      child.kill('SIGTERM')
+      const killer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS)
+      await exited
+      clearTimeout(killer)
+    }
+  }
+}
