@@ -336,7 +336,9 @@ describe('interpreter server', { timeout: 60_000 }, () => {
       env_vars: { PER_RUN: "it's" },
     })
     expect(stdoutOf(during)).toBe("it's|sandbox-value\n")
-    const after = await execute({ code: 'echo "${PER_RUN-unset}|$SHARED"', language: 'bash' })
+    // `$` + `{…}` apart: a bash parameter expansion, not a JavaScript placeholder.
+    const code = ['echo "$', '{PER_RUN-unset}|$SHARED"'].join('')
+    const after = await execute({ code, language: 'bash' })
     expect(stdoutOf(after)).toBe('unset|sandbox-value\n')
   })
 
