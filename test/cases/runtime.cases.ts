@@ -349,7 +349,14 @@ async function expectNoLeaks(prefix: string, started: { pid: number }[]): Promis
   for (const { pid } of started) expect(isLive(pid)).toBe(false)
 }
 
-async function waitForFile(path: string, timeoutMs = 15_000): Promise<string> {
+/**
+ * How long a container's first output may take: 15 s, or what the emulated cgroup-v2 guest
+ * allows a sandbox to start in (`SANDBAR_TEST_ENVD_START_TIMEOUT_MS`), where processes start
+ * many times slower.
+ */
+const FILE_TIMEOUT_MS = Number(process.env.SANDBAR_TEST_ENVD_START_TIMEOUT_MS ?? 15_000)
+
+async function waitForFile(path: string, timeoutMs = FILE_TIMEOUT_MS): Promise<string> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     if (existsSync(path)) {
