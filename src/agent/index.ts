@@ -33,6 +33,7 @@ export {
   type ParsedEgressPolicy,
   parseEgressPolicy,
 } from './network/egress-policy.js'
+export { toolboxNodeArgv } from './rootfs/toolbox.js'
 export type { EgressPolicy, RuntimeName }
 export { RUNTIME_NAMES }
 

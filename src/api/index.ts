@@ -14,9 +14,9 @@ import { startTelemetryLoop } from './sandbox-telemetry.js'
 import { TemplateService, type TemplateServiceConfig } from './template-service.js'
 import { TemplateUploads, type TemplateUploadsConfig } from './template-uploads.js'
 
-/** The base template's sizes: what the host's capacity is counted in. */
-export { BASE_TEMPLATE } from './base-template.js'
 export { ApiError, apiErrors } from './errors.js'
+/** The base template's sizes: what the host's capacity is counted in. */
+export { BASE_TEMPLATE, type SystemTemplate } from './system-templates.js'
 export type { SandboxServiceConfig, TemplateService, TemplateServiceConfig, TemplateUploadsConfig }
 
 /** What the control plane needs: where state lives, what runs sandboxes and builds, its limits. */
@@ -42,7 +42,7 @@ export interface ControlPlane {
   app: Hono
   /** How the proxy finds sandboxes and wakes paused ones. */
   directory: SandboxDirectory
-  /** Templates and builds; `ensureBaseTemplate` is what serve awaits at start. */
+  /** Templates and builds; `ensureSystemTemplate` is what serve awaits at start. */
   templates: TemplateService
   /** Stops the expiry and telemetry loops; sandboxes and the store stay as they are. */
   close(): Promise<void>

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { BuildBase, Builder, BuildRequest } from '../builder/index.js'
+import type { BuildBase, Builder, BuildRequest, BuildStep } from '../builder/index.js'
 import type { Logger } from '../logger.js'
 import type {
   BuildLogEntry,
@@ -45,6 +45,14 @@ export interface TemplateBuildsConfig extends Partial<TemplateSizeLimits> {
   buildConcurrency?: number
   /** Called when layers may have lost their last user (layer-collection.ts). */
   releaseLayers?: () => void
+}
+
+/** The steps, commands and tags of one of Sandbar's own builds (`run`). */
+export interface SystemBuildRecipe {
+  tags: string[]
+  steps: BuildStep[]
+  startCmd?: string | undefined
+  readyCmd?: string | undefined
 }
 
 /** What `POST /v3/templates` and `/v2/templates` ask for, before validation. */
@@ -155,21 +163,33 @@ export class TemplateBuilds {
   }
 
   /**
-   * Registers a build of an existing template and runs it, for Sandbar's own templates (the
-   * base at start); resolves with how it ended.
+   * Registers a build of an existing template and runs it, for Sandbar's own templates
+   * (system-templates.ts); resolves with how it ended.
    */
   async run(
     teamID: string,
     templateID: string,
     sizes: TemplateSizes,
     base: BuildBase,
+    recipe: SystemBuildRecipe,
   ): Promise<BuildOutcome> {
-    const build = newBuild(templateID, sizes, ['default'])
+    const build = newBuild(templateID, sizes, recipe.tags)
     await this.store.insertBuild(build)
     const reporter = new StoreBuildReporter(this.store, build, this.logger)
     const { buildID } = build
     this.submit(
-      { teamID, templateID, buildID, base, force: false, steps: [], ...sizes, version: 'v2.1.0' },
+      {
+        teamID,
+        templateID,
+        buildID,
+        base,
+        force: false,
+        steps: recipe.steps,
+        startCmd: recipe.startCmd,
+        readyCmd: recipe.readyCmd,
+        ...sizes,
+        version: 'v2.1.0',
+      },
       reporter,
     )
     return reporter.outcome

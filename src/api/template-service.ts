@@ -1,8 +1,8 @@
 import type { Builder } from '../builder/index.js'
 import type { Logger } from '../logger.js'
 import type { Store, Team, Template, TemplateTag } from '../store/index.js'
-import { ensureBaseTemplate } from './base-template.js'
 import { ApiError } from './errors.js'
+import { ensureSystemTemplate, type SystemTemplate } from './system-templates.js'
 import { ownTemplate, withBuilds } from './template-access.js'
 import { BUILD_FAILURES, TemplateBuilds, type TemplateBuildsConfig } from './template-builds.js'
 import { templateErrors } from './template-errors.js'
@@ -129,10 +129,13 @@ export class TemplateService {
     })
   }
 
-  /** `sandbar serve` at start: `base` exists and is ready (base-template.ts). */
-  async ensureBaseTemplate(): Promise<void> {
-    await ensureBaseTemplate(this.store, this.builds)
-    // Start-up is when layers of templates deleted while the service was down can go.
+  /**
+   * `sandbar serve` at start: one of Sandbar's own templates exists and is ready
+   * (system-templates.ts). Start-up is also when layers of templates deleted while the service
+   * was down can go.
+   */
+  async ensureSystemTemplate(definition: SystemTemplate): Promise<void> {
+    await ensureSystemTemplate(this.store, this.builds, definition)
     this.config.releaseLayers?.()
   }
 }

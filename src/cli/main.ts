@@ -9,6 +9,7 @@ commands:
         [--domain D] [--tls-cert FILE --tls-key FILE] [--prefix P] [--runtime crun|runc|runsc]
         [--no-masquerade] [--masquerade-builds] [--build-ca-file FILE] [--address-pool CIDR]
         [--max-sandboxes N] [--max-lifetime-hours N] [--keep-unused-layers]
+        [--no-code-interpreter]
         [--postgres-url URL] [--log-format pretty|json]
                                   run the E2B-compatible service: api, proxy, agent, store
       --domain D                  what clients put after api. and <port>-<sandboxID>. (E2B_DOMAIN),
@@ -27,6 +28,9 @@ commands:
                                   behind a TLS-intercepting proxy; never kept in a template
       --keep-unused-layers        never remove template layers, for a --templates-dir that other
                                   services share (by default layers no template uses go)
+      --no-code-interpreter       build no code-interpreter-v1, the template @e2b/code-interpreter
+                                  starts (its first build installs Python packages from Debian's
+                                  archive: minutes; later starts reuse it)
       --log-format pretty|json    stderr's log: readable lines (time, warnings, sandboxes and
                                   builds with their durations) or one JSON object a line;
                                   default pretty on a terminal, json otherwise

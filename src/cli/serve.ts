@@ -13,9 +13,10 @@ import {
   type RuntimeName,
   readHostResources,
 } from '../agent/index.js'
-import { BASE_TEMPLATE, createControlPlane } from '../api/index.js'
+import { BASE_TEMPLATE, type ControlPlane, createControlPlane } from '../api/index.js'
 import { createBuilder } from '../builder/index.js'
 import { elapsedMs } from '../elapsed-ms.js'
+import { CODE_INTERPRETER_TEMPLATE } from '../interpreter/template.js'
 import {
   createLogger,
   defaultLogFormat,
@@ -51,6 +52,8 @@ export interface ServeConfig {
   masqueradeBuilds: boolean
   /** Certificate authorities build steps trust (a TLS-intercepting proxy's). */
   buildCaFile?: string | undefined
+  /** Build and serve `code-interpreter-v1` (what `@e2b/code-interpreter` starts). */
+  codeInterpreter: boolean
   /** Leave layers no template uses: the layer store is shared with other services. */
   keepUnusedLayers: boolean
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
@@ -86,6 +89,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       'masquerade-builds': { type: 'boolean', default: false },
       'build-ca-file': { type: 'string' },
       'keep-unused-layers': { type: 'boolean', default: false },
+      'no-code-interpreter': { type: 'boolean', default: false },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
@@ -112,6 +116,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     masqueradeBuilds: !values['no-masquerade'] || values['masquerade-builds'],
     buildCaFile: values['build-ca-file'],
     keepUnusedLayers: values['keep-unused-layers'],
+    codeInterpreter: !values['no-code-interpreter'],
     addressPool: values['address-pool'],
     maxSandboxes:
       values['max-sandboxes'] === undefined
@@ -180,7 +185,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
   const limit = chooseMaxSandboxes(
     config.maxSandboxes,
     await readHostResources(config.addressPool),
-    { memoryMB: BASE_TEMPLATE.memoryMB, pidsLimit: SANDBOX_PIDS_LIMIT },
+    { memoryMB: BASE_TEMPLATE.sizes.memoryMB, pidsLimit: SANDBOX_PIDS_LIMIT },
   )
   const agent = await phase(logger, 'agent ready', () =>
     createAgent({
@@ -221,7 +226,10 @@ export async function runServe(config: ServeConfig): Promise<void> {
       domain: config.domain,
     }),
   )
-  await phase(logger, 'base template ready', () => controlPlane.templates.ensureBaseTemplate())
+  await phase(logger, 'base template ready', () =>
+    controlPlane.templates.ensureSystemTemplate(BASE_TEMPLATE),
+  )
+  if (config.codeInterpreter) await ensureCodeInterpreter(controlPlane, logger)
   const apiListener = getRequestListener(controlPlane.app.fetch)
   const api = createServer(apiListener)
   api.listen(config.apiPort, config.host)
@@ -262,6 +270,24 @@ export async function runServe(config: ServeConfig): Promise<void> {
 }
 
 /** Runs one start-up step and logs how long it took, so a slow start says where. */
+/**
+ * Builds code-interpreter-v1 (minutes the first time: Debian's Python packages). Sandbar serves
+ * without it when that fails: only `@e2b/code-interpreter` needs it.
+ */
+async function ensureCodeInterpreter(controlPlane: ControlPlane, logger: Logger): Promise<void> {
+  const { templateID } = CODE_INTERPRETER_TEMPLATE
+  try {
+    await phase(logger, `${templateID} template ready`, () =>
+      controlPlane.templates.ensureSystemTemplate(CODE_INTERPRETER_TEMPLATE),
+    )
+  } catch (error) {
+    logger.error(
+      { err: error, templateID },
+      `${templateID} is not available: its build installs packages from Debian's archive, which build sandboxes reach unless --no-masquerade is given without --masquerade-builds. Fix that and restart, or pass --no-code-interpreter.`,
+    )
+  }
+}
+
 async function phase<T>(logger: Logger, message: string, step: () => Promise<T>): Promise<T> {
   const started = performance.now()
   const result = await step()

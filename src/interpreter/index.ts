@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util'
 import { serve } from '@hono/node-server'
 import { createLogger, type Logger } from '../logger.js'
 import type { WorkerCommand } from './kernels/kernel.js'
+import { INTERPRETER_PORT } from './port.js'
 import { createInterpreterApp } from './server/app.js'
 import { Contexts } from './server/contexts.js'
 import { runBashWorker } from './workers/bash-worker.js'
@@ -11,8 +12,8 @@ import { runJavascriptWorker } from './workers/javascript-worker.js'
 
 export type { WorkerCommand } from './kernels/kernel.js'
 export { normaliseLanguage } from './kernels/language.js'
+export { INTERPRETER_PORT } from './port.js'
 
-export const INTERPRETER_PORT = 49999
 export const ENVD_URL = 'http://localhost:49983'
 
 export interface InterpreterOptions {
@@ -50,10 +51,21 @@ export function bundledWorkerCommand(
       return { command: 'python3', args: ['-u', path.join(pythonDir, 'sandbar_kernel.py')] }
     }
     if (['javascript', 'typescript', 'bash'].includes(language)) {
-      return { command: process.execPath, args: [entry, 'worker', language] }
+      const node = thisNode()
+      return { command: node.command, args: [...node.args, entry, 'worker', language] }
     }
     return undefined
   }
+}
+
+/**
+ * How to start the node running this process. In a sandbox it is the toolbox's, started through
+ * its own loader: `execPath` is then the loader and `argv0` node (toolboxNodeArgv).
+ */
+function thisNode(): WorkerCommand {
+  const { execPath, argv0 } = process
+  if (!path.basename(execPath).startsWith('ld-linux')) return { command: execPath, args: [] }
+  return { command: execPath, args: ['--library-path', path.dirname(execPath), argv0] }
 }
 
 /** Starts the default python and javascript contexts, then listens (health means ready). */

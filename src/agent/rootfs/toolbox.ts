@@ -38,23 +38,33 @@ export interface ToolboxOptions {
   logger: Logger
 }
 
+const inside = (file: string): string => path.posix.join(TOOLBOX_MOUNT_POINT, file)
+
+/**
+ * The argv that runs `script` (a path in the toolbox) with the toolbox's node, through its own
+ * loader and libraries (host-facts), whatever libc the sandbox's rootfs has.
+ */
+export function toolboxNodeArgv(script: string): string[] {
+  return [
+    inside(`lib/${LOADER}`),
+    '--library-path',
+    inside('lib'),
+    inside('bin/node'),
+    inside(script),
+  ]
+}
+
 /** A toolbox at `dir` on the host, seen by sandboxes at TOOLBOX_MOUNT_POINT. */
 export function toolboxAt(dir: string): Toolbox {
-  const inside = (file: string): string => path.posix.join(TOOLBOX_MOUNT_POINT, file)
   return {
     dir,
     mountPoint: TOOLBOX_MOUNT_POINT,
     // tini is PID 1 and so reaps orphans without -s (that flag is for a non-PID-1 subreaper).
-    // node starts through the toolbox's own loader and libraries (host-facts). The environment
-    // is the caller's: it must not carry NODE_EXTRA_CA_CERTS (host-facts: ~40 ms per start).
+    // The environment is the caller's: it must not carry NODE_EXTRA_CA_CERTS (host-facts: ~40 ms per start).
     initArgs: (port) => [
       inside('bin/tini'),
       '--',
-      inside(`lib/${LOADER}`),
-      '--library-path',
-      inside('lib'),
-      inside('bin/node'),
-      inside('envd/envd.mjs'),
+      ...toolboxNodeArgv('envd/envd.mjs'),
       '--port',
       String(port),
       // The agent's handover arrives as PID 1's stdin, which tini passes on to envd.
@@ -66,7 +76,8 @@ export function toolboxAt(dir: string): Toolbox {
 
 /**
  * Assembles the read-only toolbox (DESIGN.md, "A sandbox"): this process's node, envd and its
- * native addons, tini, setpriv, and every shared library they load plus the loader. Each set
+ * native addons, the code interpreter (`interpreter/`: code-interpreter-v1 starts it), tini,
+ * setpriv, and every shared library they load plus the loader. Each set
  * of inputs gets its own directory, so sandboxes still running on an earlier one keep working.
  */
 export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
@@ -77,6 +88,8 @@ export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
     .filter((entry) => entry.isFile())
     .map((entry) => entry.name)
     .sort()
+  const interpreterDir = path.join(options.envdBuildDir, 'interpreter')
+  const interpreterFiles = await filesUnder(interpreterDir)
   const files = new Map<string, string>([
     ['bin/node', process.execPath],
     ['bin/tini', TINI],
@@ -85,6 +98,10 @@ export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
     ...addons.map((name): [string, string] => [
       `envd/build/Release/${name}`,
       path.join(addonDir, name),
+    ]),
+    ...interpreterFiles.map((name): [string, string] => [
+      `interpreter/${name}`,
+      path.join(interpreterDir, name),
     ]),
   ])
   const root = path.join(options.dataDir, 'toolbox')
@@ -111,6 +128,18 @@ export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
   return toolboxAt(dir)
 }
 
+/** Sandbar's own build output, whose content is hashed. */
+const BUILT_FILES = ['envd/', 'interpreter/']
+
+/** Every file below `dir`, as paths relative to it, sorted. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true })
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort()
+}
+
 /**
  * Names the inputs: paths, sizes and mtimes of host binaries (node alone is ~100 MB, too slow
  * to hash at every start), and the content of the envd bundle and addons, which change with
@@ -120,7 +149,7 @@ async function inputsHash(files: ReadonlyMap<string, string>): Promise<string> {
   const hash = createHash('sha256')
   for (const [destination, source] of files) {
     hash.update(`${destination}\0${source}\0`)
-    if (destination.startsWith('envd/')) hash.update(await readFile(source))
+    if (BUILT_FILES.some((dir) => destination.startsWith(dir))) hash.update(await readFile(source))
     else {
       const stats = await stat(source)
       hash.update(`${stats.size}\0${stats.mtimeMs}\0`)

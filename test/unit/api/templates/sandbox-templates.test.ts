@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { BASE_TEMPLATE, type SystemTemplate } from '../../../../src/api/index.js'
 import { buildResult, readyTemplate, type TemplateApp, templateApp } from './template-app.js'
 
 let t: TemplateApp
@@ -148,9 +149,9 @@ describe('POST /sandboxes from a template', () => {
   })
 })
 
-describe('ensureBaseTemplate', () => {
+describe('ensureSystemTemplate', () => {
   it('creates base, builds it from e2bdev/base, and resolves once it is ready', async () => {
-    const ensured = t.templates.ensureBaseTemplate()
+    const ensured = t.templates.ensureSystemTemplate(BASE_TEMPLATE)
     await vi.waitFor(() => expect(t.builder.submitted).toHaveLength(1))
     const [submitted] = t.builder.submitted
     expect(submitted?.request).toMatchObject({
@@ -172,12 +173,48 @@ describe('ensureBaseTemplate', () => {
     expect(body).toMatchObject({ templateID: 'base', alias: 'base' })
     expect(t.created[0]).toMatchObject({ cpuCount: 2, memoryMB: 512 })
     // Ready already: nothing is built again.
-    await t.templates.ensureBaseTemplate()
+    await t.templates.ensureSystemTemplate(BASE_TEMPLATE)
     expect(t.builder.submitted).toHaveLength(1)
   })
 
+  it('builds a template on another again only when its definition changes', async () => {
+    const base = t.templates.ensureSystemTemplate(BASE_TEMPLATE)
+    await vi.waitFor(() => expect(t.builder.submitted).toHaveLength(1))
+    await t.builder.succeed(t.builder.submitted[0]?.request.buildID ?? '', buildResult())
+    await base
+    const tools: SystemTemplate = {
+      templateID: 'tools',
+      sizes: { cpuCount: 2, memoryMB: 1024, diskSizeMB: 1024 },
+      from: { template: 'base' },
+      steps: [{ type: 'RUN', args: ['apt-get install -y jq', 'root'], force: false }],
+      startCmd: 'serve-tools',
+      readyCmd: 'true',
+    }
+    const ensure = async (definition: SystemTemplate, builds: number) => {
+      const ensured = t.templates.ensureSystemTemplate(definition)
+      await vi.waitFor(() => expect(t.builder.submitted).toHaveLength(builds))
+      const request = t.builder.submitted[builds - 1]?.request
+      await t.builder.succeed(request?.buildID ?? '', buildResult())
+      await ensured
+      return request
+    }
+    expect(await ensure(tools, 2)).toMatchObject({
+      templateID: 'tools',
+      base: { kind: 'template', name: 'base' },
+      steps: tools.steps,
+      startCmd: 'serve-tools',
+      readyCmd: 'true',
+    })
+    expect((await create('tools')).status).toBe(201)
+    await t.templates.ensureSystemTemplate(tools)
+    expect(t.builder.submitted).toHaveLength(2)
+    expect(await ensure({ ...tools, readyCmd: 'test -e /ready' }, 3)).toMatchObject({
+      readyCmd: 'test -e /ready',
+    })
+  })
+
   it('rejects with the build’s reason when it fails', async () => {
-    const ensured = t.templates.ensureBaseTemplate()
+    const ensured = t.templates.ensureSystemTemplate(BASE_TEMPLATE)
     await vi.waitFor(() => expect(t.builder.submitted).toHaveLength(1))
     const [submitted] = t.builder.submitted
     await submitted?.reporter.failed({ message: 'no mmdebstrap', step: 'base' })
