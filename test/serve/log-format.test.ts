@@ -58,6 +58,7 @@ async function startLoggingServe(on: 'terminal' | 'pipes'): Promise<LoggingServe
     ...['--data-dir', dataDir, '--templates-dir', TEMPLATE_CACHE, '--prefix', prefix],
     '--keep-unused-layers',
     ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
+    '--no-code-interpreter',
     ...['--address-pool', TEST_ADDRESS_POOL],
   ]
   const { NO_COLOR: _noColor, ...inherited } = process.env

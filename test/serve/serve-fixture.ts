@@ -65,11 +65,11 @@ function spawnServe(args: string[]): ServeProcess {
  * own and the cached templates, so the base template is not rebuilt. `extraArgs` are more
  * `serve` flags, such as `--max-sandboxes`. The cache is shared by every test service, so
  * none removes layers it does not use (`--keep-unused-layers`) unless `templatesDir` gives it
- * a layer store of its own.
+ * a layer store of its own. `codeInterpreter` builds (or finds cached) code-interpreter-v1.
  */
 export async function startServe(
   extraArgs: string[] = [],
-  options: { templatesDir?: string } = {},
+  options: { templatesDir?: string; codeInterpreter?: boolean } = {},
 ): Promise<ServeInstance> {
   const buildDir = await mkdtemp('/tmp/sbt-serve-build-')
   const dataDir = await mkdtemp('/tmp/sbt-serve-data-')
@@ -84,6 +84,9 @@ export async function startServe(
       ? ['--templates-dir', TEMPLATE_CACHE, '--keep-unused-layers']
       : ['--templates-dir', options.templatesDir]),
     ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
+    // code-interpreter-v1's build installs Debian's packages; services that need it let their
+    // build sandboxes reach the archive, the others skip it.
+    ...(options.codeInterpreter ? ['--masquerade-builds'] : ['--no-code-interpreter']),
     ...['--address-pool', TEST_ADDRESS_POOL],
     ...extraArgs,
   ]
