@@ -6,7 +6,15 @@ import { KeyedQueue } from '../keyed-queue.js'
 import { envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
 import { PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
-import type { Agent, AgentConfig, SandboxInfo, SandboxOutput, SandboxRequest } from './index.js'
+import type {
+  Agent,
+  AgentConfig,
+  EgressPolicy,
+  SandboxClaim,
+  SandboxInfo,
+  SandboxOutput,
+  SandboxRequest,
+} from './index.js'
 import { checkHostLimits, ensureOwnNofile, readHostLimits } from './limits/host-limits.js'
 import { limitParentCgroup, pidsBudget } from './limits/parent-cgroup.js'
 import { createAddressPool } from './network/address-pool.js'
@@ -215,6 +223,23 @@ class HostAgent implements Agent {
     )
   }
 
+  claim(sandboxID: string, claim: SandboxClaim): Promise<void> {
+    return this.exclusive(sandboxID, async () => {
+      const record = await this.existing(sandboxID)
+      if (record.state !== 'running') {
+        throw new SandboxStateError(sandboxID, record.state, 'claim')
+      }
+      const url = envdURL(record.address ?? '')
+      const init = { envVars: claim.envVars, accessToken: claim.accessToken }
+      await initEnvd(url, init, record.envdControlSecret ?? '')
+      await verifyEnvdLock(url, init)
+      if (!sameEgress(record.egress, claim.egress)) {
+        await this.parts.network.update(sandboxID, claim.egress)
+      }
+      await this.parts.records.save({ ...record, ...claim })
+    })
+  }
+
   unreachableNetworks(): ReturnType<Agent['unreachableNetworks']> {
     return this.parts.network.unreachable()
   }
@@ -308,6 +333,10 @@ class HostAgent implements Agent {
   private exclusive<T>(sandboxID: string, work: () => Promise<T>): Promise<T> {
     return this.operations.run(sandboxID, work)
   }
+}
+
+function sameEgress(a: EgressPolicy, b: EgressPolicy): boolean {
+  return JSON.stringify([a.allowOut, a.denyOut]) === JSON.stringify([b.allowOut, b.denyOut])
 }
 
 function info(record: SandboxRecord): SandboxInfo {

@@ -43,8 +43,9 @@ export async function waitForEnvd(
 export interface EnvdInit {
   envVars: Record<string, string>
   accessToken?: string | undefined
-  defaultUser: string
-  defaultWorkdir: string
+  /** Unset: what envd has (a claim changes neither). */
+  defaultUser?: string
+  defaultWorkdir?: string
 }
 
 /** Pushes `/init` with the control secret of the sandbox's handover. */

@@ -108,6 +108,9 @@ export interface SandboxRequest {
   egress: EgressPolicy
 }
 
+/** What a client's create sets in a sandbox started before it came (`Agent.claim`). */
+export type SandboxClaim = Pick<SandboxRequest, 'envVars' | 'accessToken' | 'egress'>
+
 export type SandboxState = 'running' | 'paused'
 
 /** A sandbox as the agent reports it. */
@@ -166,6 +169,11 @@ export interface Agent {
   /** Freezes every process of the sandbox (cgroup freezer); memory stays. */
   pause(sandboxID: string): Promise<void>
   resume(sandboxID: string): Promise<void>
+  /**
+   * Hands a running sandbox started ahead of its client (a warm pool's) to that client: envd
+   * takes the request's env vars and access token, the network its egress rules.
+   */
+  claim(sandboxID: string, claim: SandboxClaim): Promise<void>
   /** Replaces the egress rules of a running sandbox, live. */
   updateNetwork(sandboxID: string, egress: EgressPolicy): Promise<void>
   /**

@@ -13,6 +13,7 @@ import { SandboxService, type SandboxServiceConfig } from './sandbox-service.js'
 import { startTelemetryLoop } from './sandbox-telemetry.js'
 import { TemplateService, type TemplateServiceConfig } from './template-service.js'
 import { TemplateUploads, type TemplateUploadsConfig } from './template-uploads.js'
+import { WarmPools } from './warm-pools.js'
 
 export { ApiError, apiErrors } from './errors.js'
 /** The base template's sizes: what the host's capacity is counted in. */
@@ -34,6 +35,8 @@ export interface ControlPlaneOptions extends SandboxServiceConfig, TemplateUploa
   logger: Logger
   /** The sandbox domain the proxy serves, returned with every sandbox (§1.3 `domain`). */
   domain: string
+  /** Template ID → sandboxes kept started for it (warm-pools.ts); none by default. */
+  warmPools?: ReadonlyMap<string, number>
 }
 
 /** The api role (wire contract §1): the REST app, the proxy's directory and the expiry loop. */
@@ -44,7 +47,12 @@ export interface ControlPlane {
   directory: SandboxDirectory
   /** Templates and builds; `ensureSystemTemplate` is what serve awaits at start. */
   templates: TemplateService
-  /** Stops the expiry and telemetry loops; sandboxes and the store stay as they are. */
+  /** Sandboxes started ahead of creates; serve starts filling them once templates are ready. */
+  warmPools: WarmPools
+  /**
+   * Stops the expiry and telemetry loops and removes the warm pools' sandboxes; clients'
+   * sandboxes and the store stay as they are.
+   */
   close(): Promise<void>
 }
 
@@ -64,15 +72,17 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
   })
   await templates.builds.failInterrupted()
   const uploads = new TemplateUploads(store, options.builder.files, options)
-  const service = new SandboxService(store, agent, templates, options, logger)
+  const warmPools = new WarmPools(store, agent, options.warmPools ?? new Map(), logger)
+  const service = new SandboxService(store, agent, templates, options, logger, warmPools)
   const expiry = startExpiryLoop(store, service, logger)
   const telemetry = startTelemetryLoop(service.telemetry, logger)
   return {
     app: createApiApp({ store, service, templates, uploads, domain: options.domain, logger }),
     directory: sandboxDirectory(store, agent, service),
     templates,
+    warmPools,
     close: async () => {
-      await Promise.all([expiry.stop(), telemetry.stop()])
+      await Promise.all([expiry.stop(), telemetry.stop(), warmPools.close()])
     },
   }
 }

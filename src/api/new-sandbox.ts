@@ -17,6 +17,8 @@ export function newSandbox(
   secure: boolean,
   times: Pick<Sandbox, 'startedAt' | 'endAt' | 'maxEndAt'>,
   { template, build, result }: ResolvedTemplate,
+  /** A warm pool's sandbox, which this one becomes. */
+  sandboxID = newSandboxID(),
 ): Sandbox {
   const allowPublicTraffic = body.network?.allowPublicTraffic ?? true
   return {
@@ -25,7 +27,7 @@ export function newSandbox(
     cpuCount: build.cpuCount,
     memoryMB: build.memoryMB,
     diskSizeMB: build.diskSizeMB,
-    sandboxID: newSandboxID(),
+    sandboxID,
     teamID: team.id,
     alias: template.name,
     state: 'running',

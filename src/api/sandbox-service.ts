@@ -1,6 +1,7 @@
 import {
   type Agent,
   type EgressPolicy,
+  type SandboxClaim,
   SandboxStateError,
   type SandboxTemplate,
 } from '../agent/index.js'
@@ -29,6 +30,7 @@ import {
   refuseUnsupportedCreateFields,
   refuseUnsupportedNetworkFields,
 } from './unsupported-fields.js'
+import type { WarmPools } from './warm-pools.js'
 
 /**
  * Lifetime when the request names none: 15 s for `POST /sandboxes` (§1.3 NewSandbox), 300 s
@@ -57,6 +59,7 @@ export class SandboxService {
     private readonly templates: TemplateService,
     private readonly config: SandboxServiceConfig,
     private readonly logger: Logger,
+    private readonly pools: WarmPools,
   ) {
     this.slots = new SandboxSlots(config.concurrencyLimit, (teamID) => store.countRunning(teamID))
     this.events = new SandboxEvents(store)
@@ -77,6 +80,7 @@ export class SandboxService {
       await this.agent.unreachableNetworks(),
     )
     const now = new Date()
+    const pooledID = this.pools.take(resolved)
     const sandbox = newSandbox(
       team,
       body,
@@ -87,6 +91,7 @@ export class SandboxService {
         maxEndAt: this.maxEndFrom(now),
       },
       resolved,
+      pooledID,
     )
     const release = await this.slots.reserve(team.id)
     try {
@@ -95,7 +100,7 @@ export class SandboxService {
     } finally {
       await release()
     }
-    await this.start(sandbox, sandboxTemplate(resolved), egress)
+    await this.start(sandbox, sandboxTemplate(resolved), egress, pooledID !== undefined)
     this.templates.recordSpawn(sandbox.templateID)
     // The sandbox runs and is stored: a log write that fails must not turn that into a 500.
     await this.events
@@ -128,19 +133,25 @@ export class SandboxService {
     sandbox: Sandbox,
     template: SandboxTemplate,
     egress: EgressPolicy,
+    pooled: boolean,
   ): Promise<void> {
     const { sandboxID } = sandbox
+    const settings = {
+      envVars: sandbox.envVars,
+      egress,
+      accessToken: sandbox.envdAccessToken ?? undefined,
+    }
     try {
-      await this.agent.create({
-        template,
-        cpuCount: sandbox.cpuCount,
-        memoryMB: sandbox.memoryMB,
-        diskSizeMB: sandbox.diskSizeMB,
-        sandboxID,
-        envVars: sandbox.envVars,
-        egress,
-        accessToken: sandbox.envdAccessToken ?? undefined,
-      })
+      if (!pooled || !(await this.claimPooled(sandboxID, settings))) {
+        await this.agent.create({
+          template,
+          cpuCount: sandbox.cpuCount,
+          memoryMB: sandbox.memoryMB,
+          diskSizeMB: sandbox.diskSizeMB,
+          sandboxID,
+          ...settings,
+        })
+      }
     } catch (error) {
       await this.store.removeSandbox(sandboxID)
       throw error
@@ -153,6 +164,21 @@ export class SandboxService {
       await this.agent.kill(sandboxID)
       await this.store.removeSandbox(sandboxID)
       throw error
+    }
+  }
+
+  /**
+   * Hands a warm pool's sandbox to its client. One that cannot be handed over is removed, and
+   * the create starts a sandbox of the same ID cold.
+   */
+  private async claimPooled(sandboxID: string, claim: SandboxClaim): Promise<boolean> {
+    try {
+      await this.agent.claim(sandboxID, claim)
+      return true
+    } catch (error) {
+      this.logger.warn({ err: error, sandboxID }, 'claiming a pooled sandbox failed; starting one')
+      await killIfPresent(this.agent, sandboxID)
+      return false
     }
   }
 

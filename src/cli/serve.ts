@@ -54,6 +54,8 @@ export interface ServeConfig {
   buildCaFile?: string | undefined
   /** Build and serve `code-interpreter-v1` (what `@e2b/code-interpreter` starts). */
   codeInterpreter: boolean
+  /** Template ID → sandboxes kept started for its creates (api warm-pools.ts). */
+  warmPools: Map<string, number>
   /** Leave layers no template uses: the layer store is shared with other services. */
   keepUnusedLayers: boolean
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
@@ -90,6 +92,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       'build-ca-file': { type: 'string' },
       'keep-unused-layers': { type: 'boolean', default: false },
       'no-code-interpreter': { type: 'boolean', default: false },
+      'warm-pool': { type: 'string', multiple: true, default: [] },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
@@ -117,6 +120,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     buildCaFile: values['build-ca-file'],
     keepUnusedLayers: values['keep-unused-layers'],
     codeInterpreter: !values['no-code-interpreter'],
+    warmPools: warmPools(values['warm-pool'], !values['no-code-interpreter']),
     addressPool: values['address-pool'],
     maxSandboxes:
       values['max-sandboxes'] === undefined
@@ -127,6 +131,26 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     logFormat:
       values['log-format'] === undefined ? defaultLogFormat() : logFormat(values['log-format']),
   }
+}
+
+/**
+ * `--warm-pool TEMPLATE=N` flags: by default one code-interpreter-v1 sandbox is kept ready, so
+ * `@e2b/code-interpreter` does not wait for its server to start; `=0` turns a pool off.
+ */
+function warmPools(flags: string[], codeInterpreter: boolean): Map<string, number> {
+  const pools = new Map<string, number>()
+  if (codeInterpreter) pools.set(CODE_INTERPRETER_TEMPLATE.templateID, 1)
+  for (const flag of flags) {
+    const match = /^([a-z0-9][a-z0-9_-]*)=(\d+)$/.exec(flag)
+    if (match?.[1] === undefined || match[2] === undefined) {
+      throw new UsageError(
+        `--warm-pool takes TEMPLATE_ID=N (like code-interpreter-v1=2), not '${flag}'`,
+      )
+    }
+    pools.set(match[1], Number(match[2]))
+  }
+  for (const [templateID, size] of pools) if (size === 0) pools.delete(templateID)
+  return pools
 }
 
 /** A flag the user got wrong: reported with the usage text, not a stack trace. */
@@ -224,12 +248,14 @@ export async function runServe(config: ServeConfig): Promise<void> {
       concurrencyLimit: limit.maxSandboxes,
       maxLifetimeHours: config.maxLifetimeHours,
       domain: config.domain,
+      warmPools: config.warmPools,
     }),
   )
   await phase(logger, 'base template ready', () =>
     controlPlane.templates.ensureSystemTemplate(BASE_TEMPLATE),
   )
   if (config.codeInterpreter) await ensureCodeInterpreter(controlPlane, logger)
+  controlPlane.warmPools.start()
   const apiListener = getRequestListener(controlPlane.app.fetch)
   const api = createServer(apiListener)
   api.listen(config.apiPort, config.host)

@@ -9,6 +9,7 @@ import { createApiApp } from '../../../../src/api/app.js'
 import { SandboxService } from '../../../../src/api/sandbox-service.js'
 import { TemplateService } from '../../../../src/api/template-service.js'
 import { TemplateUploads } from '../../../../src/api/template-uploads.js'
+import { WarmPools } from '../../../../src/api/warm-pools.js'
 import {
   type Builder,
   type BuildReporter,
@@ -102,6 +103,7 @@ export function recordingAgent(created: SandboxRequest[]): Agent {
     list: async () => [],
     pause: refuse,
     resume: refuse,
+    claim: refuse,
     updateNetwork: refuse,
     unreachableNetworks: async () => [],
     readOutput: async () => ({ lines: [], bytesRead: 0 }),
@@ -173,12 +175,14 @@ export async function templateApp(): Promise<TemplateApp> {
     maxUploadBytes: UPLOAD_CAP,
   })
   const created: SandboxRequest[] = []
+  const agent = recordingAgent(created)
   const service = new SandboxService(
     store,
-    recordingAgent(created),
+    agent,
     templates,
     { concurrencyLimit: 10, maxLifetimeHours: 1 },
     logger,
+    new WarmPools(store, agent, new Map(), logger),
   )
   const app = createApiApp({ store, service, templates, uploads, domain: 'sandbar.test', logger })
   return {
