@@ -7,6 +7,7 @@ import { benchExec } from './envd-exec.bench.js'
 import { benchFiles } from './envd-files.bench.js'
 import { benchStart } from './envd-start.bench.js'
 import { benchDiskImage, benchUserFileIO } from './hardening.bench.js'
+import { benchInterpreter } from './interpreter.bench.js'
 import { benchServe } from './serve.bench.js'
 import { benchTemplates } from './templates.bench.js'
 
@@ -60,6 +61,9 @@ const sections: Record<string, (buildDir: string) => Promise<void>> = {
   },
   async templates(buildDir) {
     await benchTemplates({ templatesDir: TEMPLATES_DIR, envdBuildDir: buildDir })
+  },
+  async interpreter(buildDir) {
+    await benchInterpreter({ templatesDir: TEMPLATES_DIR, envdBuildDir: buildDir })
   },
 }
 

@@ -21,13 +21,15 @@ export interface BenchServe {
 
 /**
  * Starts the built `sandbar serve` from `envdBuildDir` on free loopback ports with a prefix of
- * its own, the cached templates and no masquerade. `stop` SIGTERMs it by PID, then an agent on
+ * its own, the cached templates and no masquerade; with `codeInterpreter`, code-interpreter-v1
+ * and its default warm pool. `stop` SIGTERMs it by PID, then an agent on
  * its prefix and data directory adopts and removes the sandboxes it left (they outlive the
  * service by design), as the serve test fixture does.
  */
 export async function startBenchServe(
   options: Omit<BenchAgentOptions, 'dataDir'>,
   maxSandboxes: number,
+  { codeInterpreter = false } = {},
 ): Promise<BenchServe> {
   const dataDir = await mkdtemp('/tmp/sbt-bench-serve-')
   const [apiPort, proxyPort] = [await freePort(), await freePort()]
@@ -41,6 +43,9 @@ export async function startBenchServe(
       '--keep-unused-layers',
       ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
       ...['--max-sandboxes', String(maxSandboxes)],
+      // code-interpreter-v1's first build installs Debian's packages: only its build sandboxes
+      // reach the archive.
+      ...(codeInterpreter ? ['--masquerade-builds'] : ['--no-code-interpreter']),
     ],
     { stdio: 'ignore', env: { ...process.env, SANDBAR_LOG_LEVEL: 'warn' } },
   )
