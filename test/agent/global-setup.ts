@@ -13,13 +13,19 @@ declare module 'vitest' {
 }
 
 /**
- * Builds envd once for every agent test (the toolbox copies it into each agent's data dir), and
- * the Debian base layer their sandboxes start from.
+ * Builds envd once for every agent test (the toolbox copies it into each agent's data dir), or
+ * takes SANDBAR_TEST_BUILD_DIR's, and the Debian base layer their sandboxes start from.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  project.provide('baseLayerID', await ensureTestBaseLayer(pino({ level: 'info' })))
+  // The cgroup-v2 guest's bundles, built on the host before it booted.
+  const prebuilt = process.env.SANDBAR_TEST_BUILD_DIR
+  if (prebuilt !== undefined) {
+    project.provide('envdBuildDir', prebuilt)
+    return async () => {}
+  }
   const buildDir = await mkdtemp('/tmp/sbt-dist-')
   execFileSync(process.execPath, ['scripts/build.mjs', buildDir], { stdio: 'inherit' })
   project.provide('envdBuildDir', buildDir)
-  project.provide('baseLayerID', await ensureTestBaseLayer(pino({ level: 'info' })))
   return () => rm(buildDir, { recursive: true, force: true })
 }

@@ -7,12 +7,14 @@
 #   sandbar_modules  the guest kernel's lib/modules/<release>, a host path
 #   sandbar_tests    the agent test files to run, comma-separated
 #   sandbar_layer    the base template's layer, a host path, whose ext4 image is /dev/vda
+#   sandbar_build    the bundles the agent tests use (scripts/build.mjs's output), a host path
 # Any failure ends PID 1, the kernel panics, and qemu exits without the report's end marker.
 set -eu
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
 # Emulated CPUs run envd's start ~10× slower than the host; concurrent creates need the room.
 export SANDBAR_TEST_ENVD_START_TIMEOUT_MS=60000
 host=/mnt/sandbar-host
+export SANDBAR_TEST_BUILD_DIR="$host$sandbar_build"
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys

@@ -12,6 +12,8 @@ export interface GuestSpec {
   tests: readonly string[]
   /** Where the console and report files go. */
   workDir: string
+  /** scripts/build.mjs's output, built on the host: emulated, the guest takes minutes to build. */
+  buildDir: string
   /**
    * The base template's layer, a host path, and an ext4 image of its contents that the guest
    * mounts there (guest-layer-image.ts).
@@ -31,7 +33,7 @@ export interface GuestRun {
 
 /** The qemu command line for the guest, one comment per choice. */
 export function qemuArgs(spec: GuestSpec): string[] {
-  const words = [spec.repo, spec.kernel.modulesDir, spec.layer.path, ...spec.tests]
+  const words = [spec.repo, spec.kernel.modulesDir, spec.layer.path, spec.buildDir, ...spec.tests]
   if (words.some((word) => /[\s,]/.test(word))) {
     throw new Error('repository, module and test paths must not hold spaces or commas')
   }
@@ -49,6 +51,7 @@ export function qemuArgs(spec: GuestSpec): string[] {
     `sandbar_modules=${spec.kernel.modulesDir}`,
     `sandbar_tests=${spec.tests.join(',')}`,
     `sandbar_layer=${spec.layer.path}`,
+    `sandbar_build=${spec.buildDir}`,
   ]
   return [
     // Software emulation. This machine's /dev/kvm is a PVM hypervisor (host-facts), which runs
