@@ -32,7 +32,10 @@ export class WarmPools {
   private timer: NodeJS.Timeout | undefined
   private closed = false
 
-  /** `sizes`: template ID → sandboxes kept ready. */
+  /**
+   * `sizes`: template → sandboxes kept ready, by any reference the first team can start (an
+   * ID, or a name of its own).
+   */
   constructor(
     private readonly store: Store,
     private readonly agent: Agent,
@@ -49,12 +52,12 @@ export class WarmPools {
 
   /** A ready member of exactly this build, out of its pool; `undefined` when there is none. */
   take({ template, build }: ResolvedTemplate): string | undefined {
+    // Taken or not, pools may have work: a member to replace, a newer build, a template that
+    // became ready. A pass is a few store reads when there is none.
+    this.refill()
     const pool = this.members.get(template.templateID) ?? []
     const index = pool.findIndex((member) => member.buildID === build.buildID)
-    if (index === -1) return undefined
-    const [member] = pool.splice(index, 1)
-    this.refill()
-    return member?.sandboxID
+    return index === -1 ? undefined : pool.splice(index, 1)[0]?.sandboxID
   }
 
   /** Stops filling and removes every member. */
@@ -68,7 +71,7 @@ export class WarmPools {
   }
 
   private refill(): void {
-    if (this.closed) return
+    if (this.closed || this.sizes.size === 0) return
     if (this.filling !== undefined) {
       this.fillAgain = true
       return
@@ -86,15 +89,16 @@ export class WarmPools {
 
   private async fillAll(): Promise<void> {
     const { team } = await this.store.ensureFirstTeam()
-    for (const [templateID, size] of this.sizes) {
+    for (const [reference, size] of this.sizes) {
       let resolved: ResolvedTemplate
       try {
-        resolved = await resolveTemplateReference(this.store, team, templateID)
+        resolved = await resolveTemplateReference(this.store, team, reference)
       } catch (error) {
         // Not built yet, or deleted: nothing to keep ready.
         if (error instanceof ApiError) continue
         throw error
       }
+      const { templateID } = resolved.template
       const pool = this.members.get(templateID) ?? []
       this.members.set(templateID, pool)
       const stale = pool.filter((member) => member.buildID !== resolved.build.buildID)

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Hono } from 'hono'
 import { pino } from 'pino'
-import type { Agent, SandboxRequest } from '../../../../src/agent/index.js'
+import type { Agent, SandboxClaim, SandboxRequest } from '../../../../src/agent/index.js'
 import { createApiApp } from '../../../../src/api/app.js'
 import { SandboxService } from '../../../../src/api/sandbox-service.js'
 import { TemplateService } from '../../../../src/api/template-service.js'
@@ -79,8 +79,19 @@ export class RecordingBuilder implements Builder {
   async close(): Promise<void> {}
 }
 
+/** What the recording agent was asked besides creates, and how its claims answer. */
+export interface AgentLog {
+  claimed: { sandboxID: string; claim: SandboxClaim }[]
+  killed: string[]
+  /** Claims throw this, as a sandbox that died in its pool would make them. */
+  claimError?: Error
+}
+
 /** An agent that records creates and runs nothing (route tests start no sandboxes). */
-export function recordingAgent(created: SandboxRequest[]): Agent {
+export function recordingAgent(
+  created: SandboxRequest[],
+  log: AgentLog = { claimed: [], killed: [] },
+): Agent {
   const refuse = async (): Promise<never> => {
     throw new Error('not used by these tests')
   }
@@ -103,11 +114,16 @@ export function recordingAgent(created: SandboxRequest[]): Agent {
     list: async () => [],
     pause: refuse,
     resume: refuse,
-    claim: refuse,
+    async claim(sandboxID, claim) {
+      if (log.claimError !== undefined) throw log.claimError
+      log.claimed.push({ sandboxID, claim })
+    },
     updateNetwork: refuse,
     unreachableNetworks: async () => [],
     readOutput: async () => ({ lines: [], bytesRead: 0 }),
-    kill: async () => {},
+    async kill(sandboxID) {
+      log.killed.push(sandboxID)
+    },
     commit: refuse,
     layers: { has: refuse, add: refuse, squash: refuse, collect: refuse },
     reconciled: { adopted: [], removed: [] },
@@ -142,6 +158,8 @@ export interface TemplateApp {
   builder: RecordingBuilder
   templates: TemplateService
   created: SandboxRequest[]
+  agentLog: AgentLog
+  warmPools: WarmPools
   team: Team
   key: string
   filesDir: string
@@ -158,7 +176,9 @@ export interface TemplateApp {
 }
 
 /** The API over a real SQLite store in a temporary directory, a recording builder and agent. */
-export async function templateApp(): Promise<TemplateApp> {
+export async function templateApp(
+  options: { warmPools?: ReadonlyMap<string, number> } = {},
+): Promise<TemplateApp> {
   const dir = await mkdtemp(path.join(tmpdir(), 'sbt-templates-'))
   const store = await createStore({
     sqlitePath: path.join(dir, 'store.sqlite'),
@@ -175,14 +195,16 @@ export async function templateApp(): Promise<TemplateApp> {
     maxUploadBytes: UPLOAD_CAP,
   })
   const created: SandboxRequest[] = []
-  const agent = recordingAgent(created)
+  const agentLog: AgentLog = { claimed: [], killed: [] }
+  const agent = recordingAgent(created, agentLog)
+  const warmPools = new WarmPools(store, agent, options.warmPools ?? new Map(), logger)
   const service = new SandboxService(
     store,
     agent,
     templates,
     { concurrencyLimit: 10, maxLifetimeHours: 1 },
     logger,
-    new WarmPools(store, agent, new Map(), logger),
+    warmPools,
   )
   const app = createApiApp({ store, service, templates, uploads, domain: 'sandbar.test', logger })
   return {
@@ -191,6 +213,8 @@ export async function templateApp(): Promise<TemplateApp> {
     builder,
     templates,
     created,
+    agentLog,
+    warmPools,
     team,
     key,
     filesDir,
@@ -204,6 +228,7 @@ export async function templateApp(): Promise<TemplateApp> {
         }),
       ),
     close: async () => {
+      await warmPools.close()
       await store.close()
       await rm(dir, { recursive: true, force: true })
     },

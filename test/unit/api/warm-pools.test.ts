@@ -1,0 +1,94 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { readyTemplate, type TemplateApp, templateApp } from './templates/template-app.js'
+
+let t: TemplateApp
+
+beforeEach(async () => {
+  t = await templateApp({ warmPools: new Map([['interp', 2]]) })
+})
+
+afterEach(async () => {
+  await t.close()
+})
+
+const create = (body: Record<string, unknown>) =>
+  t.call('POST', '/sandboxes', { templateID: 'interp', ...body })
+
+describe('warm pools', () => {
+  it('keeps the template’s sandboxes started, and a create takes one with its own settings', async () => {
+    const { templateID } = await readyTemplate(t, 'interp')
+    t.warmPools.start()
+    await vi.waitFor(() => expect(t.created).toHaveLength(2))
+    const pooled = t.created.map((request) => request.sandboxID)
+    // Started as the template's sandboxes, with its env and no client's settings yet.
+    expect(t.created[0]).toMatchObject({
+      template: { templateID, layers: ['layer-a', 'layer-b'] },
+      envVars: { FROM_TEMPLATE: 'yes', SHARED: 'template' },
+      accessToken: undefined,
+    })
+
+    const response = await create({
+      envVars: { FOO: 'bar' },
+      secure: true,
+      allow_internet_access: false,
+    })
+    expect(response.status).toBe(201)
+    const sandbox = await response.json()
+    expect(pooled).toContain(sandbox.sandboxID)
+    expect(t.agentLog.claimed).toEqual([
+      {
+        sandboxID: sandbox.sandboxID,
+        claim: {
+          envVars: { FROM_TEMPLATE: 'yes', SHARED: 'template', FOO: 'bar' },
+          accessToken: sandbox.envdAccessToken,
+          egress: { allowOut: [], denyOut: ['0.0.0.0/0'] },
+        },
+      },
+    ])
+    expect(await t.store.getSandbox(sandbox.sandboxID, t.team.id)).toMatchObject({
+      state: 'running',
+      envVars: { FOO: 'bar' },
+    })
+    // The pool starts a replacement; nothing else was created for the client.
+    await vi.waitFor(() => expect(t.created).toHaveLength(3))
+    expect(t.created.filter((request) => request.sandboxID === sandbox.sandboxID)).toHaveLength(1)
+  })
+
+  it('replaces the members of an older build once a newer one is ready', async () => {
+    await readyTemplate(t, 'interp')
+    t.warmPools.start()
+    await vi.waitFor(() => expect(t.created).toHaveLength(2))
+    const old = t.created.map((request) => request.sandboxID)
+    await readyTemplate(t, 'interp')
+    // A create of the new build finds no member of it, and starts cold…
+    expect((await create({})).status).toBe(201)
+    expect(t.agentLog.claimed).toEqual([])
+    // …while the pool removes the old build's members and starts the new one's.
+    await vi.waitFor(() => expect(t.agentLog.killed.sort()).toEqual([...old].sort()))
+    await vi.waitFor(() => expect(t.created).toHaveLength(5))
+  })
+
+  it('starts a sandbox cold, with the same ID, when a pooled one cannot be claimed', async () => {
+    await readyTemplate(t, 'interp')
+    t.warmPools.start()
+    await vi.waitFor(() => expect(t.created).toHaveLength(2))
+    t.agentLog.claimError = new Error('envd did not answer')
+    const response = await create({})
+    expect(response.status).toBe(201)
+    const { sandboxID } = await response.json()
+    expect(t.agentLog.killed).toContain(sandboxID)
+    expect(t.created.filter((request) => request.sandboxID === sandboxID)).toHaveLength(2)
+  })
+
+  it('keeps nothing for a template with no ready build, and removes its members at close', async () => {
+    t.warmPools.start()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(t.created).toEqual([])
+    await readyTemplate(t, 'interp')
+    expect((await create({})).status).toBe(201)
+    await vi.waitFor(() => expect(t.created).toHaveLength(3))
+    const members = t.created.slice(1).map((request) => request.sandboxID)
+    await t.warmPools.close()
+    expect(t.agentLog.killed.sort()).toEqual(members.sort())
+  })
+})
