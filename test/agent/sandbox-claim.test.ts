@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type SandboxInfo, SandboxStateError } from '../../src/agent/index.js'
+import { sandboxForEnvd } from '../support/sdk-sandbox.js'
+import { readRecord, sandboxRequest, startTestAgent, type TestAgent } from './agent-fixture.js'
+
+// A warm pool's sandbox is started with the template's settings alone; `claim` hands it to a
+// client with the client's env vars, access token and egress rules (api warm-pools.ts).
+
+let test: TestAgent
+let pooled: SandboxInfo
+
+beforeAll(async () => {
+  test = await startTestAgent()
+  pooled = await test.agent.create(sandboxRequest({ envVars: { FROM_TEMPLATE: 'yes' } }))
+})
+
+afterAll(async () => {
+  expect(await test?.dispose()).toEqual([])
+})
+
+describe('claiming a started sandbox', () => {
+  it('gives envd the client’s env vars and token, and keeps its egress rules', async () => {
+    expect((await fetch(`${pooled.envdURL}/envs`)).status).toBe(200)
+    const egress = { allowOut: ['10.232.0.1'], denyOut: ['0.0.0.0/0'] }
+    await test.agent.claim(pooled.sandboxID, {
+      envVars: { FROM_TEMPLATE: 'yes', CLIENT: 'mine' },
+      accessToken: 'client-token',
+      egress,
+    })
+    expect((await fetch(`${pooled.envdURL}/envs`)).status).toBe(401)
+    const sandbox = sandboxForEnvd(pooled.envdURL, 'client-token', pooled.sandboxID)
+    const result = await sandbox.commands.run('echo "$FROM_TEMPLATE $CLIENT"')
+    expect(result.stdout).toBe('yes mine\n')
+    expect(await readRecord(test.config.dataDir, pooled.sandboxID)).toMatchObject({
+      accessToken: 'client-token',
+      envVars: { CLIENT: 'mine' },
+      egress,
+    })
+  })
+
+  it('refuses a paused sandbox', async () => {
+    await test.agent.pause(pooled.sandboxID)
+    try {
+      await expect(
+        test.agent.claim(pooled.sandboxID, { envVars: {}, egress: { allowOut: [], denyOut: [] } }),
+      ).rejects.toBeInstanceOf(SandboxStateError)
+    } finally {
+      await test.agent.resume(pooled.sandboxID)
+    }
+  })
+})
