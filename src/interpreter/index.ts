@@ -8,6 +8,7 @@ import { createInterpreterApp } from './server/app.js'
 import { Contexts } from './server/contexts.js'
 import { runBashWorker } from './workers/bash-worker.js'
 import { runJavascriptWorker } from './workers/javascript-worker.js'
+import { runRWorker } from './workers/r-worker.js'
 
 export type { WorkerCommand } from './kernels/kernel.js'
 export { normaliseLanguage } from './kernels/language.js'
@@ -39,7 +40,7 @@ export interface Interpreter {
 
 /**
  * The worker commands of the interpreter's own bundle: `<bundle> worker <language>` for
- * javascript, typescript and bash, and `python3 -u <pythonDir>/sandbar_kernel.py`.
+ * javascript, typescript, bash and r, and `python3 -u <pythonDir>/sandbar_kernel.py`.
  */
 export function bundledWorkerCommand(
   entry: string,
@@ -49,7 +50,7 @@ export function bundledWorkerCommand(
     if (language === 'python') {
       return { command: 'python3', args: ['-u', path.join(pythonDir, 'sandbar_kernel.py')] }
     }
-    if (['javascript', 'typescript', 'bash'].includes(language)) {
+    if (['javascript', 'typescript', 'bash', 'r'].includes(language)) {
       return { command: process.execPath, args: [entry, 'worker', language] }
     }
     return undefined
@@ -95,6 +96,7 @@ export async function startInterpreter(options: InterpreterOptions = {}): Promis
 export async function runInterpreterCommand(argv: string[]): Promise<void> {
   if (argv[0] === 'worker') {
     if (argv[1] === 'bash') return runBashWorker()
+    if (argv[1] === 'r') return runRWorker()
     return runJavascriptWorker({ typescript: argv[1] === 'typescript' })
   }
   const { values } = parseArgs({
