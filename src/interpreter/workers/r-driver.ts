@@ -9,9 +9,11 @@
  * cell's top-level expressions in turn and stops at the first error:
  * - the value of each visible top-level expression is printed as the R console prints it (an
  *   explicit `print` writes to stdout as usual, like `cat`) and sent as a `result` text;
- * - an error's value is "Error in <call>: <message>\n", or "Error: <message>\n" for an error
- *   raised at a cell's top level, whose call is the driver's own (evaluate >= 1.0 drops it
- *   too); the traceback is that text, "Traceback:\n", then the cell's calls numbered, one a line;
+ * - an error's value is "Error in <call>: <message>\n", or "Error: <message>\n" for a syntax
+ *   error or one raised at a cell's top level, whose call is the driver's own (evaluate >= 1.0
+ *   drops such calls too); the traceback is that text, "Traceback:\n", then the cell's calls
+ *   numbered, one a line (IRkernel sends them as list items, which E2B's server joins with
+ *   nothing between them);
  * - a warning is written to stderr at once as "Warning message in <call>:\n“<message>”\n";
  * - an interrupt (SIGINT) ends the cell with status `abort`.
  *
@@ -50,12 +52,15 @@ local(envir = new.env(parent = baseenv()), {
     flush(status)
   })
 
-  # The call R gives to an error or warning raised by a cell's top-level code.
+  # The calls R gives to an error or warning raised by a cell's top-level code, and to a
+  # syntax error: the driver's own, which the cell did not write.
   eval_call <- quote(eval(expr, globalenv()))
+  parse_call <- quote(parse(text = code, keep.source = TRUE))
 
   where <- function(condition) {
     call <- conditionCall(condition)
-    if (is.null(call) || identical(call, eval_call)) "" else paste0(" in ", deparse(call, nlines = 1))
+    own <- is.null(call) || identical(call, eval_call) || identical(call, parse_call)
+    if (own) "" else paste0(" in ", deparse(call, nlines = 1))
   }
 
   # The cell's own calls: those after the driver's eval, without the handler that asks (the
