@@ -56,7 +56,9 @@ export class RSession {
       env: { LANG: 'C.UTF-8', ...process.env },
     })
     for (const stream of ['stdout', 'stderr'] as const) {
-      this.process[stream]?.on('data', (chunk: Buffer) => listener.output(stream, chunk.toString()))
+      // Decoded as a whole: a character split between two reads stays one character.
+      this.process[stream]?.setEncoding('utf8')
+      this.process[stream]?.on('data', (text: string) => listener.output(stream, text))
     }
     this.process.on('error', () => listener.gone())
     this.process.on('exit', () => listener.gone())

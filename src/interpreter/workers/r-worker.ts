@@ -1,10 +1,13 @@
 import { setImmediate as afterPendingOutput } from 'node:timers/promises'
 import type { DoneStatus } from '../kernels/worker-event.js'
+import { OutputLines } from './output-lines.js'
 import { type DriverRecord, RSession } from './r-session.js'
 import { type Emit, protocolEmitter, serveRequests, timestamp } from './worker-protocol.js'
 
 /** Output of a cell's children still in the pipes when `done` arrives is read within this time. */
 const DRAIN_MS = 20
+/** How long the start of a line waits for its end before it is sent alone (output-lines.ts). */
+const LINE_WAIT_MS = 50
 
 interface RunningCell {
   id: number
@@ -16,9 +19,9 @@ interface RunningCell {
 
 /**
  * The R worker: one persistent R session (r-session.ts) whose state (variables, functions,
- * loaded packages, working directory) cells share. The cell's stdout and stderr are streamed,
- * one event per write, as bash's are; what the driver (r-driver.ts) reports becomes results
- * and errors.
+ * loaded packages, working directory) cells share. The cell's stdout and stderr are streamed
+ * as they are written, in whole lines (output-lines.ts); what the driver (r-driver.ts) reports
+ * becomes results and errors.
  *
  * Values are `result`s with `text/plain` only and `is_main_result` false: IRkernel, the `r`
  * kernel of E2B's template, sends every visible value as `display_data`, which E2B's server
@@ -37,11 +40,21 @@ export function runRWorker(): void {
   let currentId = 0
   let cell: RunningCell | undefined
   let handled = Promise.resolve()
+  const lines = (type: 'stdout' | 'stderr') =>
+    new OutputLines(
+      (text) => emit({ id: currentId, type, text, timestamp: timestamp() }),
+      LINE_WAIT_MS,
+    )
+  const output = { stdout: lines('stdout'), stderr: lines('stderr') }
+  const flushOutput = () => {
+    output.stdout.flush()
+    output.stderr.flush()
+  }
   const session: RSession = new RSession({
-    output: (stream, text) => emit({ id: currentId, type: stream, text, timestamp: timestamp() }),
+    output: (stream, text) => output[stream].write(text),
     // One at a time, in order: a record may wait for the output written before it.
     record: (record) => {
-      const context = { emit, id: currentId, cell, session }
+      const context = { emit, flushOutput, id: currentId, cell, session }
       handled = handled.then(() => handleRecord(record, context))
     },
     gone: () => end(1),
@@ -74,13 +87,14 @@ export function runRWorker(): void {
 
 interface RecordContext {
   emit: Emit
+  flushOutput(): void
   id: number
   cell: RunningCell | undefined
   session: RSession
 }
 
 async function handleRecord(record: DriverRecord, context: RecordContext): Promise<void> {
-  const { emit, id, cell, session } = context
+  const { emit, flushOutput, id, cell, session } = context
   switch (record.type) {
     case 'ready':
       return emit({ type: 'ready' })
@@ -93,6 +107,7 @@ async function handleRecord(record: DriverRecord, context: RecordContext): Promi
       // R flushed the cell's output before the record, so it is in the pipes already: read
       // in this turn of the event loop, it goes out first.
       await afterPendingOutput()
+      flushOutput()
       return emit({
         id,
         type: 'result',
@@ -101,6 +116,7 @@ async function handleRecord(record: DriverRecord, context: RecordContext): Promi
       })
     case 'error':
       await afterPendingOutput()
+      flushOutput()
       return emit({
         id,
         type: 'error',
@@ -110,6 +126,7 @@ async function handleRecord(record: DriverRecord, context: RecordContext): Promi
       })
     case 'done':
       await new Promise((resolve) => setTimeout(resolve, DRAIN_MS))
+      flushOutput()
       return cell?.finish(record.status)
   }
 }
