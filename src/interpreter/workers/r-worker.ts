@@ -64,6 +64,8 @@ export function runRWorker(): void {
     process.exit(code)
   }
   process.on('SIGTERM', () => end(143))
+  // The server has gone without a word: no one is left to read what R would say.
+  process.stdin.on('end', () => end(0))
   process.on('SIGINT', () => {
     if (cell?.started) session.signal('SIGINT')
     else if (cell !== undefined) cell.interruptWanted = true

@@ -113,6 +113,22 @@ describe.skipIf(rMissing !== undefined)(`r worker (${rMissing ?? 'R available'})
     }
     expect(pids.filter(alive)).toEqual([])
   }, 30_000)
+
+  it('ends R when the server goes away and its requests end', async () => {
+    const other = startWorker()
+    const id = other.send('cat(Sys.getpid(), "\\n")')
+    const stdout = (await other.eventsOf(id)).find((event) => event.type === 'stdout')
+    const pid = Number(stdout?.text)
+    expect(alive(pid)).toBe(true)
+    const exited = once(other.worker, 'exit')
+    other.worker.stdin.end()
+    expect(await exited).toEqual([0, null])
+    const deadline = Date.now() + 5000
+    while (alive(pid) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(alive(pid)).toBe(false)
+  }, 30_000)
 })
 
 /** Whether a process runs: a zombie, ended but not yet reaped, does not. */
