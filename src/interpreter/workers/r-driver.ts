@@ -115,6 +115,7 @@ local(envir = new.env(parent = baseenv()), {
   send(type = "ready")
   suspendInterrupts(repeat {
     if (length(readLines(control, n = 1)) == 0) break
+    # A SIGINT that came too late for the cell before is taken here, where it stops nothing.
     tryCatch(allowInterrupts(Sys.sleep(0)), interrupt = function(condition) NULL)
     send(type = "started")
     send(type = "done", status = run_cell())

@@ -43,6 +43,8 @@ export class RSession {
     writeFileSync(driverFile, R_DRIVER)
     execFileSync('mkfifo', ['-m', '600', controlFile, statusFile])
     this.control = openFifo(controlFile, 'write')
+    // The driver writes whole JSON lines; anything else means the session is broken, and the
+    // throw ends this worker, which the server then starts again.
     createInterface({ input: openFifo(statusFile, 'read') }).on('line', (line) => {
       const record = recordSchema.safeParse(JSON.parse(line))
       if (record.success) listener.record(record.data)

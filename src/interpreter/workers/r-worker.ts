@@ -30,10 +30,11 @@ interface RunningCell {
  * `ERROR`, IRkernel's ename.
  *
  * SIGINT interrupts the running cell, as Jupyter's interrupt does IRkernel's: R's process group
- * gets it, so a child (`system("sleep 60")`) ends too, and the session and its state live on;
- * the run ends `abort`. SIGTERM, and R's own end (a cell's `q()`), end R's process group and
- * this worker: the server then starts a new worker and puts back the context's cwd and env
- * vars, as after a restart.
+ * gets it, the run ends `abort`, and the session and its state live on. A program the cell
+ * started (`system("sleep 60")`) ends too; R, which ignores interrupts while it waits for one,
+ * then goes on with the cell, as it does at its console. SIGTERM, and R's own end (a cell's
+ * `q()`), end R's process group and this worker: the server then starts a new worker and puts
+ * back the context's cwd and env vars, as after a restart.
  */
 export function runRWorker(): void {
   const emit = protocolEmitter()

@@ -113,8 +113,14 @@ describe.skipIf(rMissing !== undefined)(`r contexts (${rMissing ?? 'R available'
       { type: 'result', text: '[1] 2', extra: {}, is_main_result: false },
       { type: 'end_of_execution' },
     ])
-    const several = await execute({ code: 'x <- 1; x + 1\ninvisible(7)\nc(a = 1, b = 22)' })
-    expect(textsOf(several, 'result')).toEqual(['[1] 2', ' a  b \n 1 22 '])
+    const several = await execute({
+      code: 'x <- 1; x + 1\ninvisible(7)\nc(a = 1, b = 22)\n"q\\"b\\\\s\\001é"',
+    })
+    expect(textsOf(several, 'result')).toEqual([
+      '[1] 2',
+      ' a  b \n 1 22 ',
+      '[1] "q\\"b\\\\s\\001é"',
+    ])
   }, 30_000)
 
   it('counts user runs only, not the env and cwd set-up', async () => {
