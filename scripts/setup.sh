@@ -12,8 +12,8 @@
 # unpacks them with their owners and whiteouts; for the image tests, docker-registry as the
 # registry they push to, apache2-utils for its htpasswd file, and musl for the loader of their
 # glibc-free image; python3-ipython, -matplotlib, -numpy, -pandas and -pil, which the code
-# interpreter's Python worker runs on, for its tests), the locked npm dependencies, and the
-# built bundles.
+# interpreter's Python worker runs on, and r-base-core, which its R worker runs, for their
+# tests), the locked npm dependencies, and the built bundles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,7 +34,9 @@ packages=(crun runc nftables iproute2 mmdebstrap util-linux tini openssl libnss-
   python3-ipython python3-matplotlib python3-numpy python3-pandas python3-pil)
 # Installed without recommends: qemu-system-x86 is then 29 packages, 17 MB to download and
 # 81 MB installed, instead of 175 packages and 163 MB (GTK, SDL, audio) the guest never uses.
-lean_packages=(qemu-system-x86)
+# r-base-core likewise: the R worker's tests need R alone, not the recommended R packages, the
+# compilers of r-base-dev, the HTML manuals and the Perl that xdg-utils recommends.
+lean_packages=(qemu-system-x86 r-base-core)
 mapfile -t missing < <(not_installed "${packages[@]}")
 mapfile -t lean_missing < <(not_installed "${lean_packages[@]}")
 if [ $((${#missing[@]} + ${#lean_missing[@]})) -gt 0 ]; then

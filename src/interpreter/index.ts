@@ -9,6 +9,7 @@ import { createInterpreterApp } from './server/app.js'
 import { Contexts } from './server/contexts.js'
 import { runBashWorker } from './workers/bash-worker.js'
 import { runJavascriptWorker } from './workers/javascript-worker.js'
+import { runRWorker } from './workers/r-worker.js'
 
 export type { WorkerCommand } from './kernels/kernel.js'
 export { normaliseLanguage } from './kernels/language.js'
@@ -40,7 +41,7 @@ export interface Interpreter {
 
 /**
  * The worker commands of the interpreter's own bundle: `<bundle> worker <language>` for
- * javascript, typescript and bash, and `python3 -u <pythonDir>/sandbar_kernel.py`.
+ * javascript, typescript, bash and r, and `python3 -u <pythonDir>/sandbar_kernel.py`.
  */
 export function bundledWorkerCommand(
   entry: string,
@@ -50,7 +51,7 @@ export function bundledWorkerCommand(
     if (language === 'python') {
       return { command: 'python3', args: ['-u', path.join(pythonDir, 'sandbar_kernel.py')] }
     }
-    if (['javascript', 'typescript', 'bash'].includes(language)) {
+    if (['javascript', 'typescript', 'bash', 'r'].includes(language)) {
       const node = thisNode()
       return { command: node.command, args: [...node.args, entry, 'worker', language] }
     }
@@ -107,6 +108,7 @@ export async function startInterpreter(options: InterpreterOptions = {}): Promis
 export async function runInterpreterCommand(argv: string[]): Promise<void> {
   if (argv[0] === 'worker') {
     if (argv[1] === 'bash') return runBashWorker()
+    if (argv[1] === 'r') return runRWorker()
     return runJavascriptWorker({ typescript: argv[1] === 'typescript' })
   }
   const { values } = parseArgs({

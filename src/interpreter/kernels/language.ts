@@ -33,6 +33,15 @@ const javascript: LanguageSnippets = {
   unsetEnv: (name) => `delete process.env[${quote(name)}]`,
 }
 
+// R reads a JSON string literal as the same text: JSON's escapes (\" \\ \n \t \b \f \r and
+// \uXXXX for other control characters) are R's too, and R gives `$` no meaning in a string. A
+// string literal may name an argument, so any variable name can be set.
+const r: LanguageSnippets = {
+  chdir: (cwd) => `setwd(${quote(cwd)})`,
+  setEnv: (name, value) => `Sys.setenv(${quote(name)} = ${quote(value)})`,
+  unsetEnv: (name) => `Sys.unsetenv(${quote(name)})`,
+}
+
 const bash: LanguageSnippets = {
   chdir: (cwd) => `cd -- ${shellQuote(cwd)}`,
   setEnv: (name, value) => `export ${name}=${shellQuote(value)}`,
@@ -43,6 +52,7 @@ const snippets: Record<string, LanguageSnippets> = {
   python,
   javascript,
   typescript: javascript,
+  r,
   bash,
 }
 
