@@ -4,7 +4,8 @@ import { INTERPRETER_PORT } from './port.js'
 
 /**
  * Debian's packages for the python kernel and what E2B's interpreter users reach for first
- * (wave2-contracts §1): IPython, matplotlib, pandas, numpy, Pillow, SciPy.
+ * (wave2-contracts §1): IPython, matplotlib, pandas, numpy, Pillow, SciPy; and R for r
+ * contexts (workers/r-worker.ts).
  */
 const PACKAGES = [
   'python3-ipython',
@@ -13,6 +14,7 @@ const PACKAGES = [
   'python3-pandas',
   'python3-pil',
   'python3-scipy',
+  'r-base-core',
 ]
 
 const APT_INSTALL = [
