@@ -50,8 +50,8 @@ export interface ControlPlane {
   /** Sandboxes started ahead of creates; serve starts filling them once templates are ready. */
   warmPools: WarmPools
   /**
-   * Stops the expiry and telemetry loops and removes the warm pools' sandboxes; clients'
-   * sandboxes and the store stay as they are.
+   * Stops the expiry and telemetry loops, removes the warm pools' sandboxes and finishes the
+   * kills under way; clients' sandboxes and the store stay as they are.
    */
   close(): Promise<void>
 }
@@ -83,6 +83,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
     warmPools,
     close: async () => {
       await Promise.all([expiry.stop(), telemetry.stop(), warmPools.close()])
+      await service.settled()
     },
   }
 }

@@ -51,6 +51,8 @@ export interface SandboxServiceConfig {
 export class SandboxService {
   private readonly slots: SandboxSlots
   private readonly events: SandboxEvents
+  /** Killed sandboxes still being taken off the host (`remove`). */
+  private readonly removals = new Set<Promise<void>>()
   readonly telemetry: SandboxTelemetry
 
   constructor(
@@ -403,17 +405,36 @@ export class SandboxService {
     await this.store.updateSandbox(sandboxID, { state: 'paused', endAt: new Date() }, 'running')
   }
 
+  /**
+   * Ends a sandbox for its client at once, and takes it off the host after the answer. The row
+   * says `killing` first: from here no client or proxy finds it, the team's count still holds
+   * it until the host has let go of it, and a crash before the row is gone leaves the next
+   * start to finish the kill (sandbox-reconcile.ts).
+   */
   private async remove(sandbox: Sandbox): Promise<void> {
+    const { sandboxID } = sandbox
+    await this.store.updateSandbox(sandboxID, { state: 'killing' })
+    const removal = this.removeFromHost(sandbox)
+      .catch((error: unknown) => {
+        this.logger.error({ err: error, sandboxID }, 'removing a killed sandbox failed')
+      })
+      .finally(() => this.removals.delete(removal))
+    this.removals.add(removal)
+  }
+
+  private async removeFromHost(sandbox: Sandbox): Promise<void> {
     const { sandboxID } = sandbox
     // Its last output goes to its logs before the file goes with the sandbox.
     await this.telemetry.collectOutput(sandbox).catch((error: unknown) => {
       this.logger.warn({ err: error, sandboxID }, 'collecting the last output failed')
     })
-    // The row says `killing` first: from here no client finds it, and a crash before the row
-    // is gone leaves the next start to finish the kill (sandbox-reconcile.ts).
-    await this.store.updateSandbox(sandboxID, { state: 'killing' })
     await killIfPresent(this.agent, sandboxID)
     await this.store.removeSandbox(sandboxID)
+  }
+
+  /** Waits for the removals of killed sandboxes still under way (the service stopping). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.removals])
   }
 
   private checkTimeout(timeoutS: number): number {

@@ -336,7 +336,8 @@ export interface Store extends TemplateStore {
   listSandboxes(query: SandboxQuery): Promise<SandboxPage>
   /**
    * Running and starting sandboxes of the team: the concurrency limit (429) and
-   * `X-Total-Running`.
+   * `X-Total-Running`. A killed one (`killing`) is not: its client has let it go, and may
+   * start another while the host is still taking it down.
    */
   countRunning(teamID: string): Promise<number>
   /** Every sandbox of every team, in any state: what reconcile holds against the agent. */

@@ -60,7 +60,7 @@ export function sandboxQueries(db: Kysely<Database>, seal: TokenSeal) {
         .selectFrom('sandboxes')
         .select((eb) => eb.fn.countAll().as('count'))
         .where('team_id', '=', teamID)
-        .where('state', 'in', ['running', 'starting', 'killing'])
+        .where('state', 'in', ['running', 'starting'])
         .executeTakeFirstOrThrow()
       return Number(count)
     },

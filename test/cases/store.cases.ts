@@ -300,6 +300,7 @@ export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOp
       await store.insertSandbox(sandbox(teamID, 0))
       await store.insertSandbox(sandbox(teamID, 1))
       await store.insertSandbox(sandbox(teamID, 2, { state: 'paused' }))
+      await store.insertSandbox(sandbox(teamID, 4, { state: 'killing' }))
       const other = (await store.createTeam('b', 'team-b')).id
       await store.insertSandbox(sandbox(other, 3))
       expect(await store.countRunning(teamID)).toBe(2)
