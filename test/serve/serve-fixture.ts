@@ -90,6 +90,9 @@ export async function startServe(
     ...['--address-pool', TEST_ADDRESS_POOL],
     ...extraArgs,
   ]
+  // Serve listens once its system templates are built: code-interpreter-v1's first build
+  // (Debian's Python packages) takes minutes on a cold cache.
+  const healthTimeoutMs = options.codeInterpreter ? 600_000 : 120_000
   let serve = spawnServe(args)
   const stop = async (): Promise<string[]> => {
     const { child, output } = serve
@@ -119,10 +122,10 @@ export async function startServe(
     }
     await whileDown?.()
     serve = spawnServe(args)
-    await waitForServeHealth(serve.child, apiPort, serve.output)
+    await waitForServeHealth(serve.child, apiPort, serve.output, healthTimeoutMs)
   }
   try {
-    await waitForServeHealth(serve.child, apiPort, serve.output)
+    await waitForServeHealth(serve.child, apiPort, serve.output, healthTimeoutMs)
     const clientEnvText = await readFile(path.join(dataDir, 'client.env'), 'utf8')
     const output = () => serve.output()
     const pid = () => {

@@ -52,13 +52,17 @@ export async function freePort(): Promise<number> {
   return address.port
 }
 
-/** Polls a starting `sandbar serve` until its API answers `/health`, or it exits. */
+/**
+ * Polls a starting `sandbar serve` until its API answers `/health`, or it exits. `timeoutMs`
+ * is longer for a service that builds code-interpreter-v1 before it listens.
+ */
 export async function waitForServeHealth(
   child: ChildProcess,
   apiPort: number,
   output: () => string = () => '',
+  timeoutMs = 120_000,
 ): Promise<void> {
-  const deadline = Date.now() + 120_000
+  const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`sandbar serve exited early:\n${output()}`)
