@@ -15,6 +15,7 @@ import type {
   TemplateFiles,
 } from './index.js'
 import { layerID } from './layer-ids.js'
+import { startCommands } from './start-commands.js'
 import {
   applyStep,
   type BuildContext,
@@ -137,10 +138,11 @@ async function build(
     ...templateDefaults(state.context),
     envVars: state.context.env,
   }
-  if (request.startCmd !== undefined) {
-    result.startCmd = request.startCmd
+  const start = startCommands(request)
+  if (start.startCmd !== undefined) {
+    result.startCmd = start.startCmd
     // §2.5: with a start command and no ready command, E2B waits 20 s.
-    result.readyCmd = request.readyCmd ?? 'sleep 20'
+    result.readyCmd = start.readyCmd ?? 'sleep 20'
     await phase('finalize', () => checkStartCommand(result, request, tools, signal, log))
   }
   return result

@@ -167,13 +167,15 @@ describe('a template built with the SDK', () => {
     await sandbox.kill()
   })
 
-  it('is a base for other templates (fromTemplate)', async () => {
+  it('is a base for other templates (fromTemplate), whose start command it keeps', async () => {
     const child = uniqueName('child')
     await build(Template().fromTemplate(`${name}:v1`).runCmd('echo child > /tmp/child'), child)
     const sandbox = await Sandbox.create(child, opts())
     try {
-      const result = await sandbox.commands.run('cat /tmp/child /tmp/marker && pwd && whoami')
-      expect(result.stdout).toBe('child\nbuilt by user\n/app\nuser\n')
+      const result = await sandbox.commands.run(
+        'cat /tmp/child /tmp/marker && pwd && whoami && curl -s -o /dev/null -w "%{http_code}\\n" http://127.0.0.1:8000/',
+      )
+      expect(result.stdout).toBe('child\nbuilt by user\n/app\nuser\n200\n')
     } finally {
       await sandbox.kill()
     }
