@@ -9,3 +9,6 @@ export function layerID(kind: string, key: string, fresh = false): string {
   const hex = fresh ? randomBytes(16).toString('hex') : key.slice(0, 32)
   return `${kind}-${hex}`
 }
+
+/** The kind of the layer holding a build's `/.e2b` (template and build IDs), always on top. */
+export const METADATA_LAYER_KIND = 'e'

@@ -14,7 +14,7 @@ import type {
   BuildStep,
   TemplateFiles,
 } from './index.js'
-import { layerID } from './layer-ids.js'
+import { layerID, METADATA_LAYER_KIND } from './layer-ids.js'
 import { startCommands } from './start-commands.js'
 import {
   applyStep,
@@ -274,7 +274,7 @@ async function addMetadata(
   request: BuildRequest,
   tools: BuildTools,
 ): Promise<string[]> {
-  const id = layerID('e', sha256Hex(`${request.templateID}\n${request.buildID}`))
+  const id = layerID(METADATA_LAYER_KIND, sha256Hex(`${request.templateID}\n${request.buildID}`))
   await tools.agent.layers.add(id, async (dir) => {
     const file = path.join(dir, E2B_METADATA_PATH)
     await writeFile(file, e2bMetadata(request), { mode: 0o644 })

@@ -4,7 +4,7 @@ import path from 'node:path'
 import * as z from 'zod/mini'
 import { imageDigest, pullImage } from '../image/image-pull.js'
 import type { BuildRequest } from '../index.js'
-import { layerID } from '../layer-ids.js'
+import { layerID, METADATA_LAYER_KIND } from '../layer-ids.js'
 import type { BuildTools } from '../run-build.js'
 import { type BuildContext, formatPhaseLine } from '../steps/index.js'
 import {
@@ -45,10 +45,11 @@ export async function prepareBase(
 ): Promise<BaseLayers> {
   const { base } = request
   if (base.kind === 'template') {
-    const top = base.build.layers.at(-1) ?? ''
+    const layers = withoutMetadataLayer(base.build.layers)
+    const top = layers.at(-1) ?? ''
     onLine(formatPhaseLine('base', `FROM ${base.name}`, top, true))
     return {
-      layers: base.build.layers,
+      layers,
       context: {
         user: base.build.defaultUser,
         workdir: base.build.defaultWorkdir,
@@ -102,6 +103,16 @@ export async function prepareBase(
     imageConfigSchema.parse(JSON.parse(text)),
   )
   return { layers: [id], context: { ...root, ...pulled }, fromImage: true }
+}
+
+/**
+ * A template's layers without its top `/.e2b` layer (run-build.ts addMetadata), which names its
+ * build: a build from it writes its own above its steps, and the steps' cache keys then stay
+ * the same across builds of the base that change nothing else (a fresh `sandbar serve` builds
+ * base and code-interpreter-v1 anew: its Debian packages come from the cache).
+ */
+export function withoutMetadataLayer(layers: string[]): string[] {
+  return layers.at(-1)?.startsWith(`${METADATA_LAYER_KIND}-`) ? layers.slice(0, -1) : layers
 }
 
 function sha256(text: string): string {
