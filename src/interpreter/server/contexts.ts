@@ -8,6 +8,13 @@ export const DEFAULT_CWD = '/home/user'
 /** Contexts in creation order, plus one default context per language (wire contract §1.7). */
 export class Contexts {
   private readonly byId = new Map<string, Context>()
+  /**
+   * Each context's place in the list: taken when its creation starts, so that contexts made
+   * at once (the default python and javascript ones) are listed in the order they were asked
+   * for, not in the order their workers happened to come up.
+   */
+  private readonly positions = new Map<string, number>()
+  private nextPosition = 0
   private readonly defaults = new Map<string, Promise<Context>>()
   /** Default contexts once created: `default` is python's (wire contract §1.3). */
   private readonly defaultIds = new Map<string, string>()
@@ -20,7 +27,8 @@ export class Contexts {
   ) {}
 
   list(): Context[] {
-    return [...this.byId.values()]
+    const position = (context: Context) => this.positions.get(context.id) ?? 0
+    return [...this.byId.values()].sort((a, b) => position(a) - position(b))
   }
 
   get(id: string): Context | undefined {
@@ -36,6 +44,7 @@ export class Contexts {
       throw new Error(`Failed to create context: No such kernel named ${language}`)
     }
     const context = new Context(language, cwd, command, snippets, this.logger)
+    const position = this.nextPosition++
     try {
       await context.start()
     } catch (error) {
@@ -44,6 +53,7 @@ export class Contexts {
       throw new Error(`Failed to create context: ${error instanceof Error ? error.message : error}`)
     }
     this.byId.set(context.id, context)
+    this.positions.set(context.id, position)
     return context
   }
 
@@ -63,6 +73,7 @@ export class Contexts {
 
   async remove(context: Context): Promise<void> {
     this.byId.delete(context.id)
+    this.positions.delete(context.id)
     for (const [language, id] of this.defaultIds) {
       if (id === context.id) {
         this.defaultIds.delete(language)
