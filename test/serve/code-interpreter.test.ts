@@ -144,9 +144,9 @@ describe('streaming (§1.4)', () => {
       [
         'import sys, time',
         'print("one")',
-        'time.sleep(0.6)',
+        'time.sleep(0.8)',
         'print("two", file=sys.stderr)',
-        'time.sleep(0.6)',
+        'time.sleep(0.8)',
         'print("three")',
       ].join('\n'),
       { onStdout: record('stdout'), onStderr: record('stderr') },
@@ -158,8 +158,9 @@ describe('streaming (§1.4)', () => {
       ['stdout', 'three\n'],
     ])
     expect(execution.logs).toEqual({ stdout: ['one\n', 'three\n'], stderr: ['two\n'] })
-    const [one, two, three] = seen.map((entry) => entry)
+    const [one, two, three] = seen
     if (one === undefined || two === undefined || three === undefined) throw new Error('missing')
+    // The JS SDK stamps each message as it reads it; the wire's `timestamp` is for Python's.
     expect(one.timestamp).toBeLessThan(two.timestamp)
     expect(two.timestamp).toBeLessThan(three.timestamp)
     // Each arrived as it was written, not all together when the run ended.
@@ -176,7 +177,7 @@ describe('streaming (§1.4)', () => {
         'import time',
         'display("first")',
         "display({'second': 2})",
-        'time.sleep(0.6)',
+        'time.sleep(0.8)',
         '6 * 7',
       ].join('\n'),
       {
