@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { writeFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import type { Logger } from '../../logger.js'
 import {
@@ -10,6 +11,8 @@ import {
 } from './worker-event.js'
 
 const STOP_GRACE_MS = 2000
+/** Added to a worker's OOM badness (-1000…1000): it, not the server, goes first. */
+const WORKER_OOM_SCORE_ADJ = 500
 
 export interface WorkerCommand {
   command: string
@@ -78,11 +81,22 @@ export class Kernel {
     await this.stopWorker()
   }
 
+  /**
+   * Out of memory, the kernel should end a worker (one context restarts) rather than the
+   * server (every context is lost): the server and the rest keep the default score.
+   */
+  private async preferForOomKill(pid: number): Promise<void> {
+    await writeFile(`/proc/${pid}/oom_score_adj`, String(WORKER_OOM_SCORE_ADJ)).catch(
+      (error: unknown) => this.logger.debug({ err: error, pid }, 'oom_score_adj not set'),
+    )
+  }
+
   private async spawnWorker(): Promise<void> {
     const child = spawn(this.command.command, this.command.args, {
       stdio: ['pipe', 'pipe', 'pipe'],
     })
     this.child = child
+    if (child.pid !== undefined) void this.preferForOomKill(child.pid)
     child.stderr?.on('data', (chunk: Buffer) =>
       this.logger.debug({ stderr: chunk.toString() }, 'interpreter worker diagnostics'),
     )

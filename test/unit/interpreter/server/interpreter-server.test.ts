@@ -177,6 +177,11 @@ describe('interpreter server', { timeout: 60_000 }, () => {
     expect(lines.at(-1)).toEqual({ type: 'end_of_execution' })
   })
 
+  it('makes workers, not the server, what the kernel ends first when memory runs out', async () => {
+    const lines = await execute({ code: 'cat /proc/self/oom_score_adj', language: 'bash' })
+    expect(lines.find((line) => line.type === 'stdout')).toMatchObject({ text: '500\n' })
+  })
+
   it('starts bash in the cwd given at context creation', async () => {
     const response = await post('/contexts', { language: 'bash', cwd: '/tmp' })
     expect(response.status).toBe(200)
