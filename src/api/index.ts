@@ -13,11 +13,12 @@ import { SandboxService, type SandboxServiceConfig } from './sandbox-service.js'
 import { startTelemetryLoop } from './sandbox-telemetry.js'
 import { TemplateService, type TemplateServiceConfig } from './template-service.js'
 import { TemplateUploads, type TemplateUploadsConfig } from './template-uploads.js'
-import { WarmPools } from './warm-pools.js'
+import { WarmPools, type WarmPoolsConfig } from './warm-pools.js'
 
 export { ApiError, apiErrors } from './errors.js'
 /** The base template's sizes: what the host's capacity is counted in. */
 export { BASE_TEMPLATE, type SystemTemplate } from './system-templates.js'
+export type { WarmPoolsConfig } from './warm-pools.js'
 export type { SandboxServiceConfig, TemplateService, TemplateServiceConfig, TemplateUploadsConfig }
 
 /** What the control plane needs: where state lives, what runs sandboxes and builds, its limits. */
@@ -35,8 +36,8 @@ export interface ControlPlaneOptions extends SandboxServiceConfig, TemplateUploa
   logger: Logger
   /** The sandbox domain the proxy serves, returned with every sandbox (§1.3 `domain`). */
   domain: string
-  /** Template ID → sandboxes kept started for it (warm-pools.ts); none by default. */
-  warmPools?: ReadonlyMap<string, number>
+  /** Sandboxes kept started for templates (warm-pools.ts); none by default. */
+  warmPools?: WarmPoolsConfig
 }
 
 /** The api role (wire contract §1): the REST app, the proxy's directory and the expiry loop. */
@@ -72,7 +73,12 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
   })
   await templates.builds.failInterrupted()
   const uploads = new TemplateUploads(store, options.builder.files, options)
-  const warmPools = new WarmPools(store, agent, options.warmPools ?? new Map(), logger)
+  const warmPools = new WarmPools(
+    store,
+    agent,
+    options.warmPools ?? { sizes: new Map(), memoryBudgetMB: 0 },
+    logger,
+  )
   const service = new SandboxService(store, agent, templates, options, logger, warmPools)
   const expiry = startExpiryLoop(store, service, logger)
   const telemetry = startTelemetryLoop(service.telemetry, logger)

@@ -13,6 +13,18 @@ const CHECK_INTERVAL_MS = 10_000
 interface PoolMember {
   sandboxID: string
   buildID: string
+  /** Its memory limit, counted against the pools' budget. */
+  memoryMB: number
+}
+
+export interface WarmPoolsConfig {
+  /**
+   * Template → sandboxes kept ready, by any reference the first team can start (an ID, or a
+   * name of its own).
+   */
+  sizes: ReadonlyMap<string, number>
+  /** The most memory the members may be given in all, by their limits, in MiB. */
+  memoryBudgetMB: number
 }
 
 /**
@@ -32,16 +44,16 @@ export class WarmPools {
   private timer: NodeJS.Timeout | undefined
   private closed = false
 
-  /**
-   * `sizes`: template → sandboxes kept ready, by any reference the first team can start (an
-   * ID, or a name of its own).
-   */
+  private readonly sizes: ReadonlyMap<string, number>
+
   constructor(
     private readonly store: Store,
     private readonly agent: Agent,
-    private readonly sizes: ReadonlyMap<string, number>,
+    private readonly config: WarmPoolsConfig,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.sizes = config.sizes
+  }
 
   /** Starts filling the pools, now and on a timer. */
   start(): void {
@@ -107,6 +119,10 @@ export class WarmPools {
         await this.kill(member)
       }
       while (!this.closed && pool.length < size) {
+        if (this.memoryInPools() + resolved.build.memoryMB > this.config.memoryBudgetMB) {
+          this.logger.debug({ templateID, size: pool.length }, 'warm pools at their memory budget')
+          break
+        }
         pool.push(await this.startMember(resolved))
       }
     }
@@ -133,7 +149,15 @@ export class WarmPools {
       },
       'warm pool sandbox ready',
     )
-    return { sandboxID, buildID: build.buildID }
+    return { sandboxID, buildID: build.buildID, memoryMB: build.memoryMB }
+  }
+
+  private memoryInPools(): number {
+    let total = 0
+    for (const pool of this.members.values()) {
+      for (const member of pool) total += member.memoryMB
+    }
+    return total
   }
 
   private async kill(member: PoolMember): Promise<void> {

@@ -9,7 +9,7 @@ commands:
         [--domain D] [--tls-cert FILE --tls-key FILE] [--prefix P] [--runtime crun|runc|runsc]
         [--no-masquerade] [--masquerade-builds] [--build-ca-file FILE] [--address-pool CIDR]
         [--max-sandboxes N] [--max-lifetime-hours N] [--keep-unused-layers]
-        [--no-code-interpreter] [--warm-pool TEMPLATE_ID=N]...
+        [--no-code-interpreter] [--warm-pool TEMPLATE_ID=N]... [--warm-pool-memory MiB]
         [--postgres-url URL] [--log-format pretty|json]
                                   run the E2B-compatible service: api, proxy, agent, store
       --domain D                  what clients put after api. and <port>-<sandboxID>. (E2B_DOMAIN),
@@ -32,9 +32,11 @@ commands:
                                   starts (its first build installs Python packages from Debian's
                                   archive: minutes; later starts reuse it)
       --warm-pool TEMPLATE_ID=N   keep N sandboxes of the template started and ready, so creates
-                                  take one instead of waiting for its start command (each holds
-                                  its memory while it waits); default code-interpreter-v1=1,
+                                  take one instead of starting it (a create then waits only for
+                                  its own settings); defaults base=2 and code-interpreter-v1=1,
                                   =0 turns a pool off; repeat for more templates
+      --warm-pool-memory MiB      the most memory waiting sandboxes may hold in all, by their
+                                  limits; default a tenth of the host's
       --log-format pretty|json    stderr's log: readable lines (time, warnings, sandboxes and
                                   builds with their durations) or one JSON object a line;
                                   default pretty on a terminal, json otherwise

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { chmod, mkdir } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
+import { totalmem } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -13,7 +14,12 @@ import {
   type RuntimeName,
   readHostResources,
 } from '../agent/index.js'
-import { BASE_TEMPLATE, type ControlPlane, createControlPlane } from '../api/index.js'
+import {
+  BASE_TEMPLATE,
+  type ControlPlane,
+  createControlPlane,
+  type WarmPoolsConfig,
+} from '../api/index.js'
 import { createBuilder } from '../builder/index.js'
 import { elapsedMs } from '../elapsed-ms.js'
 import { CODE_INTERPRETER_TEMPLATE } from '../interpreter/template.js'
@@ -54,8 +60,8 @@ export interface ServeConfig {
   buildCaFile?: string | undefined
   /** Build and serve `code-interpreter-v1` (what `@e2b/code-interpreter` starts). */
   codeInterpreter: boolean
-  /** Template ID → sandboxes kept started for its creates (api warm-pools.ts). */
-  warmPools: Map<string, number>
+  /** Sandboxes kept started for templates' creates (api warm-pools.ts). */
+  warmPools: WarmPoolsConfig
   /** Leave layers no template uses: the layer store is shared with other services. */
   keepUnusedLayers: boolean
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
@@ -93,6 +99,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       'keep-unused-layers': { type: 'boolean', default: false },
       'no-code-interpreter': { type: 'boolean', default: false },
       'warm-pool': { type: 'string', multiple: true, default: [] },
+      'warm-pool-memory': { type: 'string' },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
@@ -120,7 +127,13 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     buildCaFile: values['build-ca-file'],
     keepUnusedLayers: values['keep-unused-layers'],
     codeInterpreter: !values['no-code-interpreter'],
-    warmPools: warmPools(values['warm-pool'], !values['no-code-interpreter']),
+    warmPools: {
+      sizes: warmPoolSizes(values['warm-pool'], !values['no-code-interpreter']),
+      memoryBudgetMB:
+        values['warm-pool-memory'] === undefined
+          ? defaultWarmPoolMemoryMB()
+          : positiveInt(values['warm-pool-memory'], 'warm-pool-memory'),
+    },
     addressPool: values['address-pool'],
     maxSandboxes:
       values['max-sandboxes'] === undefined
@@ -134,11 +147,11 @@ export function parseServeArgs(argv: string[]): ServeConfig {
 }
 
 /**
- * `--warm-pool TEMPLATE=N` flags: by default one code-interpreter-v1 sandbox is kept ready, so
- * `@e2b/code-interpreter` does not wait for its server to start; `=0` turns a pool off.
+ * `--warm-pool TEMPLATE=N` flags over the defaults: two `base` sandboxes, and one
+ * code-interpreter-v1, whose server takes a second to start; `=0` turns a pool off.
  */
-function warmPools(flags: string[], codeInterpreter: boolean): Map<string, number> {
-  const pools = new Map<string, number>()
+function warmPoolSizes(flags: string[], codeInterpreter: boolean): Map<string, number> {
+  const pools = new Map<string, number>([[BASE_TEMPLATE.templateID, 2]])
   if (codeInterpreter) pools.set(CODE_INTERPRETER_TEMPLATE.templateID, 1)
   for (const flag of flags) {
     const match = /^([a-z0-9][a-z0-9_-]*)=(\d+)$/.exec(flag)
@@ -151,6 +164,11 @@ function warmPools(flags: string[], codeInterpreter: boolean): Map<string, numbe
   }
   for (const [templateID, size] of pools) if (size === 0) pools.delete(templateID)
   return pools
+}
+
+/** A tenth of the host's memory, by the members' limits: waiting sandboxes stay a small share. */
+function defaultWarmPoolMemoryMB(): number {
+  return Math.floor(totalmem() / 1024 / 1024 / 10)
 }
 
 /** A flag the user got wrong: reported with the usage text, not a stack trace. */

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox, Template, TimeoutError } from '@e2b/code-interpreter'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callApi } from '../support/serve-process.js'
-import { type ServeInstance, startServe } from './serve-fixture.js'
+import { pooledSandboxIDs, type ServeInstance, startServe } from './serve-fixture.js'
 
 // The code interpreter's sandbox around the code (wave2-contracts §1): the warm pool, client
 // timeouts and interrupts, a sandbox killed mid-run, the server and its workers killed with
@@ -40,17 +40,6 @@ async function withSandbox(
   }
 }
 
-/** The sandboxes the service's warm pool started, from its log lines. */
-function pooledSandboxIDs(): string[] {
-  const ids: string[] = []
-  for (const line of serve.output().split('\n')) {
-    if (!line.includes('warm pool sandbox ready')) continue
-    const entry = JSON.parse(line) as { msg?: string; sandboxID?: string }
-    if (entry.msg === 'warm pool sandbox ready' && entry.sandboxID) ids.push(entry.sandboxID)
-  }
-  return ids
-}
-
 /** Runs a command as root in the sandbox, as a user debugging it would. */
 async function asRoot(sandbox: Sandbox, command: string): Promise<string> {
   return (await sandbox.commands.run(command, { user: 'root' })).stdout.trim()
@@ -79,8 +68,10 @@ async function answerAgain(
 
 describe('the warm pool', () => {
   it('hands two creates two sandboxes, each with its own env vars and nothing of the other', async () => {
-    await expect.poll(() => pooledSandboxIDs().length, { timeout: 60_000 }).toBe(POOL_SIZE)
-    const pooled = pooledSandboxIDs()
+    await expect
+      .poll(() => pooledSandboxIDs(serve.output()).length, { timeout: 60_000 })
+      .toBe(POOL_SIZE)
+    const pooled = pooledSandboxIDs(serve.output())
     await withSandbox(
       () => Sandbox.create({ ...opts(), envs: { SANDBAR_WHO: 'first' } }),
       (first) =>

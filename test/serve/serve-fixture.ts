@@ -87,6 +87,9 @@ export async function startServe(
     // code-interpreter-v1's build installs Debian's packages; services that need it let their
     // build sandboxes reach the archive, the others skip it.
     ...(options.codeInterpreter ? ['--masquerade-builds'] : ['--no-code-interpreter']),
+    // No base sandboxes started ahead unless a test asks (`--warm-pool base=N` in extraArgs):
+    // every create is then a cold one, and nothing else competes with a test for the CPU.
+    ...['--warm-pool', 'base=0'],
     ...['--address-pool', TEST_ADDRESS_POOL],
     ...extraArgs,
   ]
@@ -146,4 +149,15 @@ export async function startServe(
     await stop().catch(() => undefined)
     throw error
   }
+}
+
+/** The sandboxes a service's warm pools started, from its JSON log lines. */
+export function pooledSandboxIDs(output: string): string[] {
+  const ids: string[] = []
+  for (const line of output.split('\n')) {
+    if (!line.includes('warm pool sandbox ready')) continue
+    const entry = JSON.parse(line) as { msg?: string; sandboxID?: string }
+    if (entry.msg === 'warm pool sandbox ready' && entry.sandboxID) ids.push(entry.sandboxID)
+  }
+  return ids
 }

@@ -4,7 +4,7 @@ import { readyTemplate, type TemplateApp, templateApp } from './templates/templa
 let t: TemplateApp
 
 beforeEach(async () => {
-  t = await templateApp({ warmPools: new Map([['interp', 2]]) })
+  t = await templateApp({ warmPools: { sizes: new Map([['interp', 2]]), memoryBudgetMB: 4096 } })
 })
 
 afterEach(async () => {
@@ -78,6 +78,17 @@ describe('warm pools', () => {
     const { sandboxID } = await response.json()
     expect(t.agentLog.killed).toContain(sandboxID)
     expect(t.created.filter((request) => request.sandboxID === sandboxID)).toHaveLength(2)
+  })
+
+  it('keeps no more members than the memory budget holds', async () => {
+    await t.close()
+    // The builds' sandboxes have 1024 MiB each (buildResult's template sizes): room for one.
+    t = await templateApp({ warmPools: { sizes: new Map([['interp', 2]]), memoryBudgetMB: 1500 } })
+    await readyTemplate(t, 'interp')
+    t.warmPools.start()
+    await vi.waitFor(() => expect(t.created).toHaveLength(1))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(t.created).toHaveLength(1)
   })
 
   it('keeps nothing for a template with no ready build, and removes its members at close', async () => {

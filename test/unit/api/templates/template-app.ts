@@ -9,7 +9,7 @@ import { createApiApp } from '../../../../src/api/app.js'
 import { SandboxService } from '../../../../src/api/sandbox-service.js'
 import { TemplateService } from '../../../../src/api/template-service.js'
 import { TemplateUploads } from '../../../../src/api/template-uploads.js'
-import { WarmPools } from '../../../../src/api/warm-pools.js'
+import { WarmPools, type WarmPoolsConfig } from '../../../../src/api/warm-pools.js'
 import {
   type Builder,
   type BuildReporter,
@@ -177,7 +177,7 @@ export interface TemplateApp {
 
 /** The API over a real SQLite store in a temporary directory, a recording builder and agent. */
 export async function templateApp(
-  options: { warmPools?: ReadonlyMap<string, number> } = {},
+  options: { warmPools?: WarmPoolsConfig } = {},
 ): Promise<TemplateApp> {
   const dir = await mkdtemp(path.join(tmpdir(), 'sbt-templates-'))
   const store = await createStore({
@@ -197,7 +197,12 @@ export async function templateApp(
   const created: SandboxRequest[] = []
   const agentLog: AgentLog = { claimed: [], killed: [] }
   const agent = recordingAgent(created, agentLog)
-  const warmPools = new WarmPools(store, agent, options.warmPools ?? new Map(), logger)
+  const warmPools = new WarmPools(
+    store,
+    agent,
+    options.warmPools ?? { sizes: new Map(), memoryBudgetMB: 0 },
+    logger,
+  )
   const service = new SandboxService(
     store,
     agent,
