@@ -36,7 +36,7 @@ import {
 import { readOutputLines } from './sandbox-output.js'
 import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.js'
 import { checkSubordinateIDs } from './subordinate-ids.js'
-import { startTemplateCommand } from './template-command.js'
+import { startTemplateCommand, takeFirstCommandPath } from './template-command.js'
 import { ID_RANGES, sandboxIDMap } from './user-namespace.js'
 
 /** How long a new sandbox's envd may take to answer, unless the config says otherwise. */
@@ -173,9 +173,9 @@ class HostAgent implements Agent {
         }
         await initEnvd(url, init, envdControlSecret)
         await verifyEnvdLock(url, init)
-        if (template.startCmd !== undefined) {
-          await startTemplateCommand({ url, accessToken: request.accessToken }, template, log)
-        }
+        const target = { url, accessToken: request.accessToken }
+        if (template.startCmd !== undefined) await startTemplateCommand(target, template, log)
+        if (request.warm === true) await takeFirstCommandPath(target, template)
         const running: SandboxRecord = {
           ...record,
           address: network.sandboxAddress,

@@ -97,6 +97,8 @@ export interface SandboxRequest {
    * steps), while ordinary sandboxes get none.
    */
   build?: boolean
+  /** A warm pool's: envd's first-command path is taken before create answers. */
+  warm?: boolean
   cpuCount: number
   memoryMB: number
   /** Size of the sandbox's own disk (its writes, files and output), in MiB. */

@@ -56,6 +56,16 @@ async function waitUntilReady(
   }
 }
 
+/**
+ * Runs `true` as the SDK's `commands.run` does (a login shell, the template's user and
+ * workdir), so that a warm pool's sandbox has taken envd's first-command path before its client
+ * comes: that client's first command is then as quick as its later ones.
+ */
+export async function takeFirstCommandPath(target: EnvdTarget, template: SandboxTemplate) {
+  const result = await new EnvdProcessClient(target).run(shellCommand('true', template))
+  if (result.exitCode !== 0) throw new Error(`a first command exited with ${result.exitCode}`)
+}
+
 /** `/bin/bash -l -c <command>` as E2B runs template commands, as the template's user. */
 function shellCommand(command: string, template: SandboxTemplate): EnvdCommand {
   return {

@@ -140,6 +140,7 @@ export class WarmPools {
       diskSizeMB: build.diskSizeMB,
       envVars: result.envVars,
       egress: checkedEgressPolicy({}),
+      warm: true,
     })
     this.logger.info(
       {

@@ -11,7 +11,9 @@ let pooled: SandboxInfo
 
 beforeAll(async () => {
   test = await startTestAgent()
-  pooled = await test.agent.create(sandboxRequest({ envVars: { FROM_TEMPLATE: 'yes' } }))
+  pooled = await test.agent.create(
+    sandboxRequest({ envVars: { FROM_TEMPLATE: 'yes' }, warm: true }),
+  )
 })
 
 afterAll(async () => {
