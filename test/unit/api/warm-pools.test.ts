@@ -24,6 +24,7 @@ describe('warm pools', () => {
     expect(t.created[0]).toMatchObject({
       template: { templateID, layers: ['layer-a', 'layer-b'] },
       envVars: { FROM_TEMPLATE: 'yes', SHARED: 'template' },
+      warm: true,
     })
     expect(t.created[0]?.accessToken).toBeUndefined()
 
