@@ -79,7 +79,14 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
     options.warmPools ?? { sizes: new Map(), memoryBudgetMB: 0 },
     logger,
   )
-  const service = new SandboxService(store, agent, templates, options, logger, warmPools)
+  const service = new SandboxService(
+    store,
+    agent,
+    templates,
+    { ...options, releaseLayers },
+    logger,
+    warmPools,
+  )
   const expiry = startExpiryLoop(store, service, logger)
   const telemetry = startTelemetryLoop(service.telemetry, logger)
   return {

@@ -45,6 +45,11 @@ export interface SandboxServiceConfig {
   concurrencyLimit: number
   /** Lifetime cap from each (re)start (§4.2 MaxInstanceLength; E2B default 1 h). */
   maxLifetimeHours: number
+  /**
+   * Called once a killed sandbox has left the host: the layers it stacked may have lost their
+   * last user (layer-collection.ts).
+   */
+  releaseLayers?: () => void
 }
 
 /** Sandbox lifecycle over the store (what the API knows) and the agent (what runs). */
@@ -430,6 +435,7 @@ export class SandboxService {
     })
     await killIfPresent(this.agent, sandboxID)
     await this.store.removeSandbox(sandboxID)
+    this.config.releaseLayers?.()
   }
 
   /** Waits for the removals of killed sandboxes still under way (the service stopping). */
