@@ -5,7 +5,7 @@ import { elapsedMs } from '../elapsed-ms.js'
 import { KeyedQueue } from '../keyed-queue.js'
 import { envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
-import { PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
+import { hostNames, PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
 import type {
   Agent,
   AgentConfig,
@@ -17,6 +17,7 @@ import type {
 } from './index.js'
 import { checkHostLimits, ensureOwnNofile, readHostLimits } from './limits/host-limits.js'
 import { limitParentCgroup, pidsBudget } from './limits/parent-cgroup.js'
+import { lowerCpuWeight, restoreCpuWeight } from './limits/waiting-cpu-weight.js'
 import { createAddressPool } from './network/address-pool.js'
 import { hostResolvers } from './network/host-resolvers.js'
 import { createNetworkManager } from './network/network-manager.js'
@@ -156,6 +157,10 @@ class HostAgent implements Agent {
       const log = config.logger.child({ sandboxID: request.sandboxID })
       try {
         const network = await startSandboxHost(this.parts, record, layers)
+        const waitingCpuWeight =
+          request.warm === true
+            ? await lowerCpuWeight(hostNames(config.prefix, request.sandboxID).cgroupPath)
+            : undefined
         const url = envdURL(network.sandboxAddress)
         await waitForEnvd(url, {
           timeoutMs: config.envdStartTimeoutMs ?? ENVD_START_TIMEOUT_MS,
@@ -180,6 +185,7 @@ class HostAgent implements Agent {
           ...record,
           address: network.sandboxAddress,
           state: 'running',
+          waitingCpuWeight,
         }
         await this.parts.records.save(running)
         // The api logs the whole create at info; this is the host's share of it.
@@ -229,6 +235,8 @@ class HostAgent implements Agent {
       if (record.state !== 'running') {
         throw new SandboxStateError(sandboxID, record.state, 'claim')
       }
+      // First, so that the client's own first command runs at the sandbox's full weight.
+      if (record.waitingCpuWeight !== undefined) await restoreCpuWeight(record.waitingCpuWeight)
       const url = envdURL(record.address ?? '')
       const init = { envVars: claim.envVars, accessToken: claim.accessToken }
       await initEnvd(url, init, record.envdControlSecret ?? '')
@@ -236,7 +244,7 @@ class HostAgent implements Agent {
       if (!sameEgress(record.egress, claim.egress)) {
         await this.parts.network.update(sandboxID, claim.egress)
       }
-      await this.parts.records.save({ ...record, ...claim })
+      await this.parts.records.save({ ...record, ...claim, waitingCpuWeight: undefined })
     })
   }
 

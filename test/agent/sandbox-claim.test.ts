@@ -1,5 +1,8 @@
+import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hostNames } from '../../src/agent/host-names.js'
 import { type SandboxInfo, SandboxStateError } from '../../src/agent/index.js'
+import { cpuWeightFile } from '../../src/agent/limits/parent-cgroup.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
 import { readRecord, sandboxRequest, startTestAgent, type TestAgent } from './agent-fixture.js'
 
@@ -20,7 +23,30 @@ afterAll(async () => {
   expect(await test?.dispose()).toEqual([])
 })
 
+/** The CPU weight the sandbox's cgroup has now (cpu.shares on v1, cpu.weight on v2). */
+async function cpuWeight(sandboxID: string): Promise<number> {
+  const file = await cpuWeightFile(hostNames(test.config.prefix, sandboxID).cgroupPath)
+  return Number(await readFile(file, 'utf8'))
+}
+
 describe('claiming a started sandbox', () => {
+  it('keeps a waiting sandbox at the lowest CPU weight, and gives the claimed one its size’s', async () => {
+    const cold = await test.agent.create(sandboxRequest())
+    try {
+      const full = await cpuWeight(cold.sandboxID)
+      const waiting = await cpuWeight(pooled.sandboxID)
+      expect(waiting).toBeLessThanOrEqual(2)
+      expect(full).toBeGreaterThan(waiting)
+      await test.agent.claim(pooled.sandboxID, {
+        envVars: { FROM_TEMPLATE: 'yes' },
+        egress: { allowOut: [], denyOut: [] },
+      })
+      expect(await cpuWeight(pooled.sandboxID)).toBe(full)
+    } finally {
+      await test.agent.kill(cold.sandboxID)
+    }
+  })
+
   it('gives envd the client’s env vars and token, and keeps its egress rules', async () => {
     expect((await fetch(`${pooled.envdURL}/envs`)).status).toBe(200)
     const egress = { allowOut: ['10.232.0.1'], denyOut: ['0.0.0.0/0'] }

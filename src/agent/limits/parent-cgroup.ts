@@ -43,6 +43,16 @@ export async function limitParentCgroup(cgroupPath: string, limits: ParentCgroup
   await writeLimit(cpu, cgroupPath, 'cpu', weight.file, weight.value)
 }
 
+/**
+ * The file holding the CPU weight of the cgroup at `cgroupPath`: `cpu.shares` in the v1 cpu
+ * hierarchy, else v2's `cpu.weight`.
+ */
+export async function cpuWeightFile(cgroupPath: string): Promise<string> {
+  const cpu = hierarchyOf(await readMounts(), 'cpu')
+  const weight = cpu.fsType === 'cgroup2' ? PARENT_CPU.v2 : PARENT_CPU.v1
+  return path.join(cpu.mountPoint, cgroupPath, weight.file)
+}
+
 /** The v1 hierarchy of `controller`, or else the v2 one (hybrid hosts keep both). */
 function hierarchyOf(mounts: MountEntry[], controller: string): MountEntry {
   const v1 = mounts.find(
