@@ -135,6 +135,7 @@ class HostAgent implements Agent {
         templateID: template.templateID,
         layers: template.layers,
         build: request.build,
+        warm: request.warm,
         runtime: config.runtime,
         cpuCount: request.cpuCount,
         memoryMB: request.memoryMB,
@@ -244,7 +245,12 @@ class HostAgent implements Agent {
       if (!sameEgress(record.egress, claim.egress)) {
         await this.parts.network.update(sandboxID, claim.egress)
       }
-      await this.parts.records.save({ ...record, ...claim, waitingCpuWeight: undefined })
+      await this.parts.records.save({
+        ...record,
+        ...claim,
+        warm: undefined,
+        waitingCpuWeight: undefined,
+      })
     })
   }
 
@@ -352,6 +358,8 @@ function info(record: SandboxRecord): SandboxInfo {
   return {
     sandboxID: record.sandboxID,
     templateID: record.templateID,
+    layers: record.layers ?? [],
+    waiting: record.warm === true,
     state: record.state === 'paused' ? 'paused' : 'running',
     runtime: record.runtime,
     cpuCount: record.cpuCount,

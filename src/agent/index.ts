@@ -119,6 +119,10 @@ export type SandboxState = 'running' | 'paused'
 export interface SandboxInfo {
   sandboxID: string
   templateID: string
+  /** The template layers it started from, lowest first. */
+  layers: string[]
+  /** A warm pool's sandbox that no client has claimed: it survives restarts to be adopted. */
+  waiting: boolean
   state: SandboxState
   runtime: RuntimeName
   cpuCount: number

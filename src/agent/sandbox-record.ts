@@ -29,6 +29,8 @@ const recordSchema = z.object({
   egress: z.object({ allowOut: z.array(z.string()), denyOut: z.array(z.string()) }),
   state: z.enum(['creating', 'running', 'paused']),
   createdAt: z.string(),
+  /** A warm pool's sandbox that no client has claimed yet (SandboxRequest.warm). */
+  warm: z.optional(z.boolean()),
   /**
    * A warm pool's sandbox waiting at the lowest CPU weight: its cgroup's weight file and the
    * value its size gives, put back when a client claims it (waiting-cpu-weight.ts).

@@ -51,8 +51,8 @@ export interface ControlPlane {
   /** Sandboxes started ahead of creates; serve starts filling them once templates are ready. */
   warmPools: WarmPools
   /**
-   * Stops the expiry and telemetry loops, removes the warm pools' sandboxes and finishes the
-   * kills under way; clients' sandboxes and the store stay as they are.
+   * Stops the expiry and telemetry loops and the warm pools' filling, and finishes the kills
+   * under way; sandboxes (the pools' too) and the store stay as they are.
    */
   close(): Promise<void>
 }
@@ -64,7 +64,7 @@ export interface ControlPlane {
  */
 export async function createControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { store, agent, logger } = options
-  await reconcileSandboxes(store, agent, logger)
+  const reconciled = await reconcileSandboxes(store, agent, logger)
   const releaseLayers =
     options.collectLayers === false ? undefined : layerCollector(store, agent, logger)
   const templates = new TemplateService(store, options.builder, logger, {
@@ -78,6 +78,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
     agent,
     options.warmPools ?? { sizes: new Map(), memoryBudgetMB: 0 },
     logger,
+    reconciled.waiting,
   )
   const service = new SandboxService(
     store,

@@ -12,8 +12,10 @@ export interface SandboxReconcileReport {
   rolledBack: string[]
   /** Rows whose sandbox the host no longer has. */
   lost: string[]
-  /** Sandboxes on the host that no row names. */
+  /** Sandboxes on the host that no row names, killed. */
   unlisted: string[]
+  /** Warm pools' sandboxes no client has claimed, left for the pools to adopt. */
+  waiting: SandboxInfo[]
 }
 
 /**
@@ -29,7 +31,8 @@ export interface SandboxReconcileReport {
  *   host's pause or resume and the store's), is paused or resumed to match;
  * - every kept sandbox gets its stored egress rules again (a crash between the host's network
  *   update and the store's);
- * - a sandbox no row names (a crash after a kill removed the row) is killed.
+ * - a sandbox no row names (a crash after a kill removed the row) is killed, unless it is a
+ *   warm pool's that no client claimed: those are the pools' to adopt (warm-pools.ts).
  * One agent serves one store, as in `sandbar serve`.
  */
 export async function reconcileSandboxes(
@@ -37,7 +40,13 @@ export async function reconcileSandboxes(
   agent: Agent,
   logger: Logger,
 ): Promise<SandboxReconcileReport> {
-  const report: SandboxReconcileReport = { kept: [], rolledBack: [], lost: [], unlisted: [] }
+  const report: SandboxReconcileReport = {
+    kept: [],
+    rolledBack: [],
+    lost: [],
+    unlisted: [],
+    waiting: [],
+  }
   const events = new SandboxEvents(store)
   const hosted = new Map((await agent.list()).map((info) => [info.sandboxID, info]))
   for (const sandbox of await store.allSandboxes()) {
@@ -66,7 +75,11 @@ export async function reconcileSandboxes(
       report.kept.push(sandboxID)
     }
   }
-  for (const sandboxID of hosted.keys()) {
+  for (const [sandboxID, info] of hosted) {
+    if (info.waiting) {
+      report.waiting.push(info)
+      continue
+    }
     await killIfPresent(agent, sandboxID)
     report.unlisted.push(sandboxID)
     logger.warn({ sandboxID }, 'reconcile: killed a sandbox no row names')
@@ -77,6 +90,7 @@ export async function reconcileSandboxes(
       rolledBack: report.rolledBack.length,
       lost: report.lost.length,
       unlisted: report.unlisted.length,
+      waiting: report.waiting.length,
     },
     'reconciled the store with the agent',
   )

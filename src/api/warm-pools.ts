@@ -1,4 +1,4 @@
-import type { Agent } from '../agent/index.js'
+import type { Agent, SandboxInfo } from '../agent/index.js'
 import type { Logger } from '../logger.js'
 import type { Store } from '../store/index.js'
 import { checkedEgressPolicy } from './egress-rules.js'
@@ -34,8 +34,9 @@ export interface WarmPoolsConfig {
  * of that build takes one (`take`) and the agent hands it over (`Agent.claim`: the request's
  * env vars, token and egress rules). Pools refill one sandbox at a time, after each take and
  * every CHECK_INTERVAL_MS; members of an older build are killed. Members are on no team's
- * list: the store never sees them, so a restart's reconcile removes them as unlisted and the
- * pools fill again.
+ * list and outlive the service, as every sandbox does: the next start's reconcile leaves them
+ * to the pools (`adoptable`), which take back those of a current build they have room for and
+ * kill the rest.
  */
 export class WarmPools {
   private readonly members = new Map<string, PoolMember[]>()
@@ -51,13 +52,20 @@ export class WarmPools {
     private readonly agent: Agent,
     private readonly config: WarmPoolsConfig,
     private readonly logger: Logger,
+    /** Members an earlier run of the service left, unclaimed; the first fill sorts them. */
+    private adoptable: SandboxInfo[] = [],
   ) {
     this.sizes = config.sizes
   }
 
   /** Starts filling the pools, now and on a timer. */
   start(): void {
-    if (this.sizes.size === 0) return
+    if (this.sizes.size === 0) {
+      this.killUnadopted().catch((error: unknown) =>
+        this.logger.error({ err: error }, 'removing pooled sandboxes of an earlier run failed'),
+      )
+      return
+    }
     this.timer = setInterval(() => this.refill(), CHECK_INTERVAL_MS)
     this.refill()
   }
@@ -72,14 +80,11 @@ export class WarmPools {
     return index === -1 ? undefined : pool.splice(index, 1)[0]?.sandboxID
   }
 
-  /** Stops filling and removes every member. */
+  /** Stops filling; the members stay, for the next start to adopt. */
   async close(): Promise<void> {
     this.closed = true
     clearInterval(this.timer)
     await this.filling
-    const all = [...this.members.values()].flat()
-    this.members.clear()
-    await Promise.all(all.map((member) => this.kill(member)))
   }
 
   private refill(): void {
@@ -116,8 +121,9 @@ export class WarmPools {
       const stale = pool.filter((member) => member.buildID !== resolved.build.buildID)
       for (const member of stale) {
         pool.splice(pool.indexOf(member), 1)
-        await this.kill(member)
+        await this.kill(member.sandboxID)
       }
+      this.adopt(resolved, pool, size)
       while (!this.closed && pool.length < size) {
         if (this.memoryInPools() + resolved.build.memoryMB > this.config.memoryBudgetMB) {
           this.logger.debug({ templateID, size: pool.length }, 'warm pools at their memory budget')
@@ -125,6 +131,33 @@ export class WarmPools {
         }
         pool.push(await this.startMember(resolved))
       }
+    }
+    await this.killUnadopted()
+  }
+
+  /** Takes back into `pool` the earlier run's members of exactly this build, up to `size`. */
+  private adopt({ template, build, result }: ResolvedTemplate, pool: PoolMember[], size: number) {
+    const sameBuild = (info: SandboxInfo) =>
+      info.templateID === template.templateID &&
+      info.state === 'running' &&
+      info.layers.join('/') === result.layers.join('/')
+    for (const info of this.adoptable.filter(sameBuild)) {
+      if (pool.length >= size) break
+      this.adoptable.splice(this.adoptable.indexOf(info), 1)
+      pool.push({ sandboxID: info.sandboxID, buildID: build.buildID, memoryMB: info.memoryMB })
+      this.logger.info(
+        { templateID: template.templateID, sandboxID: info.sandboxID },
+        'warm pool sandbox adopted',
+      )
+    }
+  }
+
+  /** Kills what the earlier run left that no pool took back: an older build, or no room. */
+  private async killUnadopted(): Promise<void> {
+    const left = this.adoptable
+    this.adoptable = []
+    for (const info of left) {
+      await this.kill(info.sandboxID)
     }
   }
 
@@ -161,12 +194,9 @@ export class WarmPools {
     return total
   }
 
-  private async kill(member: PoolMember): Promise<void> {
-    await this.agent.kill(member.sandboxID).catch((error: unknown) => {
-      this.logger.warn(
-        { err: error, sandboxID: member.sandboxID },
-        'removing a pooled sandbox failed',
-      )
+  private async kill(sandboxID: string): Promise<void> {
+    await this.agent.kill(sandboxID).catch((error: unknown) => {
+      this.logger.warn({ err: error, sandboxID }, 'removing a pooled sandbox failed')
     })
   }
 }

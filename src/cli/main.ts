@@ -34,7 +34,8 @@ commands:
       --warm-pool TEMPLATE_ID=N   keep N sandboxes of the template started and ready, so creates
                                   take one instead of starting it (a create then waits only for
                                   its own settings); defaults base=2 and code-interpreter-v1=1,
-                                  =0 turns a pool off; repeat for more templates
+                                  =0 turns a pool off; repeat for more templates. Waiting
+                                  sandboxes run at the lowest CPU weight and survive restarts
       --warm-pool-memory MiB      the most memory waiting sandboxes may hold in all, by their
                                   limits; default a tenth of the host's
       --log-format pretty|json    stderr's log: readable lines (time, warnings, sandboxes and

@@ -152,12 +152,19 @@ export async function startServe(
 }
 
 /** The sandboxes a service's warm pools started, from its JSON log lines. */
-export function pooledSandboxIDs(output: string): string[] {
+export const pooledSandboxIDs = (output: string) =>
+  loggedSandboxIDs(output, 'warm pool sandbox ready')
+
+/** The sandboxes a restarted service's warm pools took back from the run before. */
+export const adoptedSandboxIDs = (output: string) =>
+  loggedSandboxIDs(output, 'warm pool sandbox adopted')
+
+function loggedSandboxIDs(output: string, message: string): string[] {
   const ids: string[] = []
   for (const line of output.split('\n')) {
-    if (!line.includes('warm pool sandbox ready')) continue
+    if (!line.includes(message)) continue
     const entry = JSON.parse(line) as { msg?: string; sandboxID?: string }
-    if (entry.msg === 'warm pool sandbox ready' && entry.sandboxID) ids.push(entry.sandboxID)
+    if (entry.msg === message && entry.sandboxID) ids.push(entry.sandboxID)
   }
   return ids
 }

@@ -1,6 +1,11 @@
 import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { pooledSandboxIDs, type ServeInstance, startServe } from './serve-fixture.js'
+import {
+  adoptedSandboxIDs,
+  pooledSandboxIDs,
+  type ServeInstance,
+  startServe,
+} from './serve-fixture.js'
 
 // `base` sandboxes started ahead of their creates (issue 13, warm pools), through the SDK: a
 // pooled sandbox is the client's own, indistinguishable from a cold one, and a crash of the
@@ -45,19 +50,23 @@ describe('base warm pool', () => {
     await expect.poll(() => pooledSandboxIDs(serve.output()).length, { timeout: 30_000 }).toBe(4)
   })
 
-  it('leaves no pooled sandbox behind when the service is killed, and fills again', async () => {
+  it('adopts its pooled sandboxes again when the service is killed and restarted', async () => {
+    const before = pooledSandboxIDs(serve.output()).slice(-2)
     await serve.crashAndRestart()
-    // The members the killed service left are on no list: the restart removes them.
+    // The members the killed service left are on no list, and no client's: the restart keeps
+    // them for the pool instead of starting new ones.
     const reconciled = serve
       .output()
       .split('\n')
       .filter((line) => line.includes('reconciled the store with the agent'))
-      .map((line) => JSON.parse(line) as { unlisted: number })
-    expect(reconciled).toEqual([expect.objectContaining({ unlisted: 2 })])
-    await expect.poll(() => pooledSandboxIDs(serve.output()).length, { timeout: 30_000 }).toBe(2)
-    const sandbox = await Sandbox.create(opts())
+      .map((line) => JSON.parse(line) as { unlisted: number; waiting: number })
+    expect(reconciled).toEqual([expect.objectContaining({ unlisted: 0, waiting: 2 })])
+    await expect.poll(() => adoptedSandboxIDs(serve.output()).sort()).toEqual([...before].sort())
+    expect(pooledSandboxIDs(serve.output())).toEqual([])
+    const sandbox = await Sandbox.create({ ...opts(), envs: { WHO: 'after restart' } })
     try {
-      expect((await sandbox.commands.run('echo ok')).stdout).toBe('ok\n')
+      expect(before).toContain(sandbox.sandboxId)
+      expect((await sandbox.commands.run('echo $WHO')).stdout).toBe('after restart\n')
     } finally {
       await sandbox.kill()
     }

@@ -92,15 +92,15 @@ describe('warm pools', () => {
     expect(t.created).toHaveLength(1)
   })
 
-  it('keeps nothing for a template with no ready build, and removes its members at close', async () => {
+  it('keeps nothing for a template with no ready build, and leaves its members at close', async () => {
     t.warmPools.start()
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(t.created).toEqual([])
     await readyTemplate(t, 'interp')
     expect((await create({})).status).toBe(201)
     await vi.waitFor(() => expect(t.created).toHaveLength(3))
-    const members = t.created.slice(1).map((request) => request.sandboxID)
     await t.warmPools.close()
-    expect(t.agentLog.killed.sort()).toEqual(members.sort())
+    // Sandboxes outlive the service; the next start's pools adopt them.
+    expect(t.agentLog.killed).toEqual([])
   })
 })

@@ -101,6 +101,8 @@ export function recordingAgent(
       return {
         sandboxID: request.sandboxID,
         templateID: request.template.templateID,
+        layers: request.template.layers,
+        waiting: request.warm === true,
         state: 'running',
         runtime: 'crun',
         cpuCount: request.cpuCount,
