@@ -45,11 +45,8 @@ async function asRoot(sandbox: Sandbox, command: string): Promise<string> {
   return (await sandbox.commands.run(command, { user: 'root' })).stdout.trim()
 }
 
-/** `1 + 1` once the interpreter answers again, and how long that took from `since`. */
-async function answerAgain(
-  sandbox: Sandbox,
-  since: number,
-): Promise<{ text?: string; ms: number }> {
+/** `1 + 1` once the interpreter answers again, giving up 20 s after `since`. */
+async function answerAgain(sandbox: Sandbox, since: number): Promise<string | undefined> {
   const deadline = since + 20_000
   for (;;) {
     try {
@@ -57,7 +54,7 @@ async function answerAgain(
         requestTimeoutMs: 3_000,
         timeoutMs: 5_000,
       })
-      return { text: execution.text, ms: Date.now() - since }
+      return execution.text
     } catch (error) {
       // Until the server is back, the proxy answers 502: the SDK's TimeoutError.
       if (Date.now() > deadline) throw error
@@ -178,15 +175,14 @@ describe('resilience', () => {
   // `[s]` keeps the shell that runs pgrep out of the count.
   const pythonWorkers = () => asRoot(sandbox, "pgrep -c -f '[s]andbar_kernel.py' || true")
 
-  it('answers again within seconds after its server is killed with SIGKILL', async () => {
+  it('answers again after its server is killed with SIGKILL', async () => {
     const before = await serverPid()
     expect(before).toMatch(/^\d+$/)
     await sandbox.runCode('before_the_kill = True')
     const killedAt = Date.now()
     await asRoot(sandbox, `kill -9 ${before}`)
-    const { text, ms } = await answerAgain(sandbox, killedAt)
-    expect(text).toBe('2')
-    expect(ms).toBeLessThan(10_000)
+    // answerAgain gives up 20 s after the kill: how fast is the bench's to say, not a test's.
+    expect(await answerAgain(sandbox, killedAt)).toBe('2')
     const after = await serverPid()
     expect(after).toMatch(/^\d+$/)
     expect(after).not.toBe(before)
