@@ -13,6 +13,7 @@ import {
   type ClientEnv,
   freePort,
   parseClientEnv,
+  pooledSandboxID,
   waitForServeHealth,
 } from '../support/serve-process.js'
 
@@ -153,11 +154,5 @@ export async function startServe(
 
 /** The sandboxes a service's warm pools started, from its JSON log lines. */
 export function pooledSandboxIDs(output: string): string[] {
-  const ids: string[] = []
-  for (const line of output.split('\n')) {
-    if (!line.includes('warm pool sandbox ready')) continue
-    const entry = JSON.parse(line) as { msg?: string; sandboxID?: string }
-    if (entry.msg === 'warm pool sandbox ready' && entry.sandboxID) ids.push(entry.sandboxID)
-  }
-  return ids
+  return output.split('\n').flatMap((line) => pooledSandboxID(line) ?? [])
 }

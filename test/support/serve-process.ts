@@ -87,3 +87,10 @@ export async function callApi(client: ClientEnv, method: string, path: string, b
   const text = await answer.text()
   return { status: answer.status, body: text === '' ? null : JSON.parse(text) }
 }
+
+/** The sandbox a service's JSON log line says a warm pool started, if it says so. */
+export function pooledSandboxID(line: string): string | undefined {
+  if (!line.includes('warm pool sandbox ready')) return undefined
+  const entry = JSON.parse(line) as { msg?: string; sandboxID?: string }
+  return entry.msg === 'warm pool sandbox ready' ? entry.sandboxID : undefined
+}
