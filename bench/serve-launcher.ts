@@ -23,6 +23,8 @@ export type BenchClient = ClientEnv
 /** A `sandbar serve` a bench started, and how to remove it with everything it made. */
 export interface BenchServe {
   client: BenchClient
+  /** The host prefix its sandboxes' names, cgroups and tables carry. */
+  prefix: string
   /** Every sandbox its warm pools have started so far, from its log. */
   pooled: ReadonlySet<string>
   stop(): Promise<void>
@@ -89,7 +91,8 @@ export async function startBenchServe(
   try {
     await waitForServeHealth(child, apiPort)
     const text = await readFile(`${dataDir}/client.env`, 'utf8')
-    return { client: parseClientEnv(text, { api: apiPort, proxy: proxyPort }), pooled, stop }
+    const client = parseClientEnv(text, { api: apiPort, proxy: proxyPort })
+    return { client, prefix, pooled, stop }
   } catch (error) {
     await stop()
     throw error

@@ -2,10 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Sandbox } from 'e2b'
 import { usedMemoryMiB } from './floors/host-memory.js'
 import { timeMs } from './stats.js'
-import { DEFAULT_BASE_POOL, killAll, type UserServe } from './user-serve.js'
+import { DEFAULT_BASE_POOL, killAll, LONG_LIVED_MS, type UserServe } from './user-serve.js'
 
-/** Long enough for the slowest run (1,000 creates) to keep every sandbox alive to the end. */
-const DENSITY_TIMEOUT_MS = 60 * 60 * 1000
 /** For the sandboxes' processes to go idle and the kernel's figures to catch up. */
 const SETTLE_MS = 3_000
 
@@ -14,6 +12,8 @@ export interface DensitySamples {
   sequentialMs: number
   /** The host's MemAvailable drop over the sandboxes, per sandbox. */
   perSandboxMiB: number
+  /** What the kernel charged the sandboxes' cgroups over them, per sandbox. */
+  perSandboxCgroupMiB: number
   /** Each sandbox's `commands.run('true')` once they all idle. */
   answers: number[]
 }
@@ -34,20 +34,22 @@ export async function sampleDensity(
   }
   await settle()
   const before = await usedMemoryMiB()
+  const chargedBefore = await serve.sandboxesMemoryMiB()
   const sandboxes: Sandbox[] = []
   try {
     const sequentialMs = await timeMs(async () => {
       for (let i = 0; i < count; i++) {
-        const sandbox = await serve.create({ timeoutMs: DENSITY_TIMEOUT_MS })
+        const sandbox = await serve.create({ timeoutMs: LONG_LIVED_MS })
         sandboxes.push(sandbox)
         await sandbox.commands.run('true')
       }
     })
     await settle()
     const perSandboxMiB = ((await usedMemoryMiB()) - before) / count
+    const perSandboxCgroupMiB = ((await serve.sandboxesMemoryMiB()) - chargedBefore) / count
     const answers: number[] = []
     for (const sandbox of sandboxes) answers.push(await timeMs(() => sandbox.commands.run('true')))
-    return { sequentialMs, perSandboxMiB, answers }
+    return { sequentialMs, perSandboxMiB, perSandboxCgroupMiB, answers }
   } finally {
     await killAll(sandboxes)
   }

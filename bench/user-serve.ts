@@ -1,10 +1,20 @@
+import { readFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox, type SandboxOpts } from 'e2b'
+import { parentCgroupPath } from '../src/agent/host-names.js'
+import { readCgroupMode } from '../src/agent/runtime/cgroup-mode.js'
 import type { BenchAgentOptions } from './bench-agent.js'
 import { type BenchClient, type BenchServe, startBenchServe } from './serve-launcher.js'
 
 /** `base` sandboxes `sandbar serve` keeps ready by default (src/cli/serve.ts). */
 export const DEFAULT_BASE_POOL = 2
+
+/**
+ * A sandbox's lifetime for those that live through a whole phase (1,000 idle ones take minutes
+ * to create): the SDK's default of 5 minutes would end them midway. The service's own cap is
+ * an hour.
+ */
+export const LONG_LIVED_MS = 60 * 60 * 1000
 
 /** A bench's `sandbar serve`, reached only through the SDK, knowing which creates were pooled. */
 export interface UserServe {
@@ -13,6 +23,11 @@ export interface UserServe {
   create(options?: SandboxOpts): Promise<Sandbox>
   /** Whether a sandbox this bench created came out of the warm pool. */
   wasPooled(sandboxID: string): boolean
+  /**
+   * What the kernel charges the cgroups of all the service's sandboxes, pooled ones included,
+   * in MiB: beside the host's MemAvailable, a figure other work on the host does not move.
+   */
+  sandboxesMemoryMiB(): Promise<number>
   /** Resolves once the warm pool holds `size` sandboxes that no create has taken yet. */
   poolFilled(size: number): Promise<void>
   stop(): Promise<void>
@@ -34,6 +49,14 @@ export async function startUserServe(
       return sandbox
     },
     wasPooled: (sandboxID) => serve.pooled.has(sandboxID),
+    async sandboxesMemoryMiB() {
+      const parent = parentCgroupPath(serve.prefix)
+      const file =
+        (await readCgroupMode()).kind === 'v2'
+          ? `/sys/fs/cgroup${parent}/memory.current`
+          : `/sys/fs/cgroup/memory${parent}/memory.usage_in_bytes`
+      return Number(await readFile(file, 'utf8')) / 1024 / 1024
+    },
     async poolFilled(size) {
       const deadline = Date.now() + 120_000
       while (waiting() < size) {

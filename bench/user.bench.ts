@@ -16,7 +16,7 @@ import {
 } from './user-commands.bench.js'
 import { sampleDensity } from './user-density.bench.js'
 import { type LifeSamples, sampleBurst, sampleLives } from './user-lifecycle.bench.js'
-import { DEFAULT_BASE_POOL, startUserServe } from './user-serve.js'
+import { DEFAULT_BASE_POOL, LONG_LIVED_MS, startUserServe } from './user-serve.js'
 
 const LIVES = 20
 const BURST = 50
@@ -50,7 +50,8 @@ export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Pr
     reportLife('pooled', pooled, 25, bare)
     reportKill(pooled, bare)
     reportPodman(pooled, podman)
-    const sandbox = await serve.create()
+    // One sandbox through every phase after the lives, so it lives as long as they take.
+    const sandbox = await serve.create({ timeoutMs: LONG_LIVED_MS })
     try {
       const run = await sampleCommands(sandbox)
       const spawn = await sampleSpawnsInside(sandbox)
@@ -221,13 +222,16 @@ function reportDensity(
   runAlone: number,
   bare: BareContainerFloors,
 ): void {
+  // Other work on the host moves MemAvailable both ways; the cgroups' charge it does not.
+  // Both must meet the target.
+  const perSandbox = Math.max(density.perSandboxMiB, density.perSandboxCgroupMiB)
   report({
     name: `memory per idle sandbox (${IDLE}, each after one command; host MemAvailable drop)`,
-    figure: `${density.perSandboxMiB.toFixed(1)} MiB`,
+    figure: `${density.perSandboxMiB.toFixed(1)} MiB (their cgroups' charge ${density.perSandboxCgroupMiB.toFixed(1)} MiB)`,
     floor: `idle node PSS ${idleNodeMiB.toFixed(1)} MiB`,
-    ratio: density.perSandboxMiB / idleNodeMiB,
+    ratio: perSandbox / idleNodeMiB,
     target: '≤ 8 MiB',
-    ok: density.perSandboxMiB <= 8,
+    ok: perSandbox <= 8,
   })
   const slowest = Math.max(...density.answers)
   report({
