@@ -71,14 +71,18 @@ export async function writeResults(
 
 function markdown(run: RunInfo, lines: RecordedLine[]): string {
   const { machine } = run
-  const table = (rows: RecordedLine[]) => [
-    '| | what | figure | floor, same run | ratio | target |',
-    '|---|---|---|---|---|---|',
-    ...rows.map(
-      (line) =>
-        `| ${line.ok ? 'ok' : 'MISS'} | ${cell(line.name)} | ${cell(line.figure)} | ${cell(line.floor)} | ${Number.isNaN(line.ratio) ? '—' : line.ratio.toFixed(2)} | ${cell(line.target)} |`,
-    ),
-  ]
+  const table = (rows: RecordedLine[]) =>
+    alignedTable(
+      ['', 'what', 'figure', 'floor, same run', 'ratio', 'target'],
+      rows.map((line) => [
+        line.ok ? 'ok' : 'MISS',
+        line.name,
+        line.figure,
+        line.floor,
+        Number.isNaN(line.ratio) ? '—' : line.ratio.toFixed(2),
+        line.target,
+      ]),
+    )
   const user = lines.filter((line) => !line.diagnostic)
   const diagnostic = lines.filter((line) => line.diagnostic)
   return [
@@ -105,5 +109,16 @@ function markdown(run: RunInfo, lines: RecordedLine[]): string {
   ].join('\n')
 }
 
-/** Table cells hold no pipes. */
-const cell = (text: string) => text.replaceAll('|', '\\|')
+/** A Markdown table with its columns padded, as the repository's formatter writes them. */
+function alignedTable(header: string[], rows: string[][]): string[] {
+  const cells = [header, ...rows].map((row) => row.map((text) => text.replaceAll('|', '\\|')))
+  const width = (text: string) => [...text].length
+  const widths = header.map((_, column) =>
+    Math.max(3, ...cells.map((row) => width(row[column] ?? ''))),
+  )
+  const pad = (text: string, w: number) => text + ' '.repeat(w - width(text))
+  const line = (row: string[]) =>
+    `| ${widths.map((w, column) => pad(row[column] ?? '', w)).join(' | ')} |`
+  const [head, ...body] = cells
+  return [line(head ?? []), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)]
+}
