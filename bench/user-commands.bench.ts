@@ -53,27 +53,36 @@ export async function sampleBigFiles(sandbox: Sandbox) {
   const remote = '/home/user/bench-big.bin'
   const local = path.join(tmpdir(), `sbt-bench-big-${randomBytes(4).toString('hex')}.bin`)
   try {
-    return {
+    const samples = {
       write: await sampleMs(BIG_RUNS, 1, () => sandbox.files.write(remote, payload)),
       read: await sampleMs(BIG_RUNS, 1, () => sandbox.files.read(remote, { format: 'bytes' })),
       fsWrite: await sampleMs(BIG_RUNS, 1, () => writeFile(local, data)),
       fsRead: await sampleMs(BIG_RUNS, 1, () => readFile(local)),
     }
-  } finally {
     await sandbox.files.remove(remote)
+    return samples
+  } finally {
     await rm(local, { force: true })
   }
 }
 
-/** `sandbox.pause()` and the `Sandbox.connect` that resumes it, each checked by a command. */
-export async function samplePauseResume(serve: UserServe, sandbox: Sandbox, count: number) {
+/**
+ * `sandbox.pause()` and the `Sandbox.connect` that resumes it, each checked by a command.
+ * `connect` sets the sandbox's timeout anew (5 minutes unless told): it keeps `timeoutMs`.
+ */
+export async function samplePauseResume(
+  serve: UserServe,
+  sandbox: Sandbox,
+  count: number,
+  timeoutMs: number,
+) {
   const pause: number[] = []
   const resume: number[] = []
   for (let i = 0; i <= count; i++) {
     const paused = await timeMs(() => sandbox.pause())
     let resumed = sandbox
     const connected = await timeMs(async () => {
-      resumed = await Sandbox.connect(sandbox.sandboxId, serve.client)
+      resumed = await Sandbox.connect(sandbox.sandboxId, { ...serve.client, timeoutMs })
     })
     await resumed.commands.run('true')
     if (i === 0) continue

@@ -57,15 +57,7 @@ export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Pr
       const spawn = await sampleSpawnsInside(sandbox)
       reportCommands(run, spawn, http)
       reportSmallFiles(await sampleSmallFiles(sandbox), http)
-      const { pause, resume, cycle } = await samplePauseResume(serve, sandbox, PAUSES)
-      report({
-        name: 'sandbox.pause() + Sandbox.connect() p50',
-        figure: `${ms(p50(cycle))} (pause ${ms(p50(pause))} + resume ${ms(p50(resume))})`,
-        floor: `raw freezer writes ${ms(p50(bare.freezeThaw))}`,
-        ratio: p50(cycle) / p50(bare.freezeThaw),
-        target: '≤ 20 ms',
-        ok: p50(cycle) <= 20,
-      })
+      reportPause(await samplePauseResume(serve, sandbox, PAUSES, LONG_LIVED_MS), bare)
       const density = await sampleDensity(serve, IDLE, { pooled: true })
       reportDensity(density, idleNode, p50(run), bare)
       reportBurst(await sampleBurst(serve, BURST), p50(run), bare)
@@ -77,9 +69,7 @@ export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Pr
   } finally {
     await serve.stop()
   }
-  const coldServe = await startUserServe(options, DEFAULT_BASE_POOL + 4, [
-    ...['--warm-pool', 'base=0'],
-  ])
+  const coldServe = await startUserServe(options, DEFAULT_BASE_POOL + 4, ['--warm-pool', 'base=0'])
   try {
     reportLife('cold', await sampleLives(coldServe, LIVES, { pooled: false }), 120, bare)
   } finally {
@@ -166,6 +156,20 @@ function reportBurst(
     ratio: slowest / runAlone,
     target: 'keeps answering, ≤ 1 s',
     ok: slowest <= 1000 && probeFailed === 0,
+  })
+}
+
+function reportPause(
+  { pause, resume, cycle }: Awaited<ReturnType<typeof samplePauseResume>>,
+  bare: BareContainerFloors,
+): void {
+  report({
+    name: 'sandbox.pause() + Sandbox.connect() p50',
+    figure: `${ms(p50(cycle))} (pause ${ms(p50(pause))} + resume ${ms(p50(resume))})`,
+    floor: `raw freezer writes ${ms(p50(bare.freezeThaw))}`,
+    ratio: p50(cycle) / p50(bare.freezeThaw),
+    target: '≤ 20 ms',
+    ok: p50(cycle) <= 20,
   })
 }
 
