@@ -3,9 +3,10 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { runHostCommand } from '../src/agent/host-command.js'
 import { hostNames } from '../src/agent/host-names.js'
 import type { Agent, SandboxInfo } from '../src/agent/index.js'
-import { readCgroupMode } from '../src/agent/runtime/cgroup-mode.js'
 import { sandboxForEnvd } from '../test/support/sdk-sandbox.js'
 import { type BenchAgentOptions, benchBaseTemplate, startBenchAgent } from './bench-agent.js'
+import { crunRunDetached, freezerOf } from './floors/bare-container.js'
+import { usedMemoryMiB } from './floors/host-memory.js'
 import { ms, percentile, report, sampleMs, timeMs } from './stats.js'
 
 const CREATES = 20
@@ -66,7 +67,7 @@ async function benchCreate(agent: Agent, prefix: string, dataDir: string): Promi
       variant.linux.cgroupsPath = `${config.linux.cgroupsPath}-${suffix}`
       if (suffix === 'unfiltered') delete variant.linux.seccomp
       await writeFile(`${bundle}/config.json`, JSON.stringify(variant))
-      samples.push(await timeMs(() => crunRun(root, container, bundle)))
+      samples.push(await timeMs(() => crunRunDetached(root, container, bundle)))
       await runHostCommand('crun', ['--root', root, 'delete', '--force', container])
     }
   }
@@ -93,33 +94,6 @@ async function benchCreate(agent: Agent, prefix: string, dataDir: string): Promi
     target: 'reported',
     ok: true,
   })
-}
-
-/**
- * crun 1.8.1 on a hybrid-cgroup host needs the private-mount-namespace wrapper (host-facts);
- * the container's output goes to a file, or the detached init would hold our pipe open.
- */
-async function crunRun(root: string, id: string, bundle: string): Promise<void> {
-  await runHostCommand(
-    'unshare',
-    [
-      '-m',
-      '--propagation',
-      'private',
-      'sh',
-      '-c',
-      'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$0" "$@"',
-      'crun',
-      '--root',
-      root,
-      'run',
-      '-d',
-      '--bundle',
-      bundle,
-      id,
-    ],
-    { outputFile: `${bundle}/floor-output.log` },
-  )
 }
 
 async function benchExec(info: SandboxInfo, prefix: string, dataDir: string): Promise<void> {
@@ -164,18 +138,6 @@ async function benchPause(agent: Agent, info: SandboxInfo, prefix: string): Prom
   })
 }
 
-/** The freezer file of a cgroup and what freezes and thaws it, by the host's cgroup version. */
-async function freezerOf(cgroupPath: string) {
-  if ((await readCgroupMode()).kind === 'v2') {
-    return { file: `/sys/fs/cgroup${cgroupPath}/cgroup.freeze`, freeze: '1', thaw: '0' }
-  }
-  return {
-    file: `/sys/fs/cgroup/freezer${cgroupPath}/freezer.state`,
-    freeze: 'FROZEN',
-    thaw: 'THAWED',
-  }
-}
-
 async function benchDensity(agent: Agent): Promise<void> {
   const before = await usedMemoryMiB()
   const sandboxes: SandboxInfo[] = []
@@ -206,10 +168,4 @@ async function benchDensity(agent: Agent): Promise<void> {
 async function settledMemoryPerSandbox(before: number): Promise<number> {
   await new Promise((resolve) => setTimeout(resolve, 2_000))
   return ((await usedMemoryMiB()) - before) / DENSITY
-}
-
-async function usedMemoryMiB(): Promise<number> {
-  const meminfo = await readFile('/proc/meminfo', 'utf8')
-  const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(meminfo)?.[1] ?? 0)
-  return (kib('MemTotal') - kib('MemAvailable')) / 1024
 }

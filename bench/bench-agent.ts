@@ -21,6 +21,12 @@ export interface BenchAgent {
   dispose(): Promise<void>
 }
 
+/**
+ * The IPv4 pool bench agents and services take sandbox networks from: the tests' variable, so
+ * a bench beside a test suite on one host takes a pool of its own.
+ */
+export const benchAddressPool = process.env.SANDBAR_TEST_ADDRESS_POOL ?? '10.231.0.0/16'
+
 /** A unique host prefix for one bench: `sbb` + two hex characters. */
 export function benchPrefix(): string {
   return `sbb${randomBytes(1).toString('hex')}`
@@ -38,8 +44,7 @@ export async function startBenchAgent(
     ...options,
     prefix,
     runtime: 'crun',
-    // A suite of its own beside another on one host takes a pool of its own (as the tests do).
-    addressPool: process.env.SANDBAR_TEST_ADDRESS_POOL ?? '10.231.0.0/16',
+    addressPool: benchAddressPool,
     masquerade: false,
     pidsLimit: 1024,
     logger: pino({ level: 'silent' }),

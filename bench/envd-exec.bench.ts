@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import http from 'node:http'
 import type { Sandbox } from 'e2b'
+import { loopbackRoundTrips } from './floors/loopback-http.js'
 import { ms, percentile, report, sampleMs } from './stats.js'
 
 const COUNT = 300
@@ -15,7 +15,7 @@ const WARMUP = 30
  */
 export async function benchExec(sandbox: Sandbox): Promise<void> {
   const run = await sampleMs(COUNT, WARMUP, () => sandbox.commands.run('true'))
-  const roundTrip = await bareHttpRoundTrips()
+  const roundTrip = await loopbackRoundTrips(COUNT, WARMUP)
   const spawnTrue = await sampleMs(COUNT, WARMUP, () => spawnOnce('true', []))
   const spawnLoginShell = await sampleMs(COUNT, WARMUP, () =>
     spawnOnce('/bin/bash', ['-l', '-c', 'true'], { uid: 1000, gid: 1000 }),
@@ -36,23 +36,6 @@ export async function benchExec(sandbox: Sandbox): Promise<void> {
   console.log(
     `info commands.run('true') p50 ${ms(percentile(run, 50))} vs http + direct spawn of the same \`bash -l -c true\` as uid 1000: ${ms(shellFloor)} (ratio ${(percentile(run, 50) / shellFloor).toFixed(2)})`,
   )
-}
-
-async function bareHttpRoundTrips(): Promise<number[]> {
-  const server = http.createServer((_req, res) => res.end())
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('not listening on TCP')
-  const { port } = address
-  try {
-    return await sampleMs(COUNT, WARMUP, async () => {
-      const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' })
-      await response.arrayBuffer()
-    })
-  } finally {
-    server.close()
-  }
 }
 
 async function spawnOnce(

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { initEnvd, startNamespacedEnvd } from '../test/e2e/envd-namespace.js'
 import { benchAgent } from './agent.bench.js'
 import { benchExec } from './envd-exec.bench.js'
@@ -8,8 +9,11 @@ import { benchFiles } from './envd-files.bench.js'
 import { benchStart } from './envd-start.bench.js'
 import { benchDiskImage, benchUserFileIO } from './hardening.bench.js'
 import { benchInterpreter } from './interpreter.bench.js'
+import { describeMachine, writeResults } from './results.js'
 import { benchServe } from './serve.bench.js'
+import { recordReports } from './stats.js'
 import { benchTemplates } from './templates.bench.js'
+import { benchUser } from './user.bench.js'
 
 const PORT = 49986
 const TEMPLATES_DIR = '/var/cache/sandbar-test/templates'
@@ -17,7 +21,12 @@ const TEMPLATES_DIR = '/var/cache/sandbar-test/templates'
 // Every figure is printed beside a floor measured in the same run, so ratios hold on a noisy
 // machine. Each section runs in a process of its own: after the file benches this process
 // holds hundreds of MiB, and every later spawn (ip, nft, crun) and GC pause would pay for it.
+// `user` comes first and is what users see; the others measure Sandbar's own parts.
 const sections: Record<string, (buildDir: string) => Promise<void>> = {
+  // Issue 13's table: `sandbar serve` through the official SDK, beside floors from outside.
+  async user(buildDir) {
+    await benchUser({ templatesDir: TEMPLATES_DIR, envdBuildDir: buildDir })
+  },
   // envd runs exactly as in the end-to-end tests: the built bundle, as root, in its own mount
   // and PID namespaces.
   async envd(buildDir) {
@@ -67,22 +76,36 @@ const sections: Record<string, (buildDir: string) => Promise<void>> = {
   },
 }
 
-const [section, sectionBuildDir] = process.argv.slice(2)
-if (section !== undefined && sectionBuildDir !== undefined) {
+const USER_SECTION = 'user'
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const args = process.argv.slice(2)
+const [section, sectionBuildDir, linesFile] = args
+
+if (section !== undefined && sectionBuildDir !== undefined && !(sectionBuildDir in sections)) {
+  // One section in this process: `run.ts SECTION BUILD_DIR [LINES_FILE]`.
   const run = sections[section]
   if (run === undefined) throw new Error(`unknown bench section '${section}'`)
+  recordReports(section, section !== USER_SECTION, linesFile)
   await run(sectionBuildDir)
 } else {
+  // `run.ts [SECTION...]`: those sections (all by default), then the results files.
+  const names = args.length === 0 ? Object.keys(sections) : args
+  for (const name of names) {
+    if (!(name in sections)) throw new Error(`unknown bench section '${name}'`)
+  }
+  const machine = describeMachine()
   const buildDir = await mkdtemp('/tmp/sbt-bench-')
   try {
-    execFileSync(process.execPath, ['scripts/build.mjs', buildDir], { stdio: 'inherit' })
-    for (const name of Object.keys(sections)) {
+    execFileSync(process.execPath, ['scripts/build.mjs', buildDir], { stdio: 'inherit', cwd: repo })
+    const lines = path.join(buildDir, 'report-lines.jsonl')
+    for (const name of names) {
       // The file benches leave dirty pages; their writeback must not land in the next timings.
       execFileSync('sync')
-      execFileSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', name, buildDir], {
+      execFileSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', name, buildDir, lines], {
         stdio: 'inherit',
       })
     }
+    await writeResults(repo, lines, machine, names)
   } finally {
     await rm(buildDir, { recursive: true, force: true })
   }

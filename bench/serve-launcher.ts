@@ -2,13 +2,20 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { createInterface } from 'node:readline'
 import {
   type ClientEnv,
   freePort,
   parseClientEnv,
+  pooledSandboxID,
   waitForServeHealth,
 } from '../test/support/serve-process.js'
-import { type BenchAgentOptions, benchPrefix, startBenchAgent } from './bench-agent.js'
+import {
+  type BenchAgentOptions,
+  benchAddressPool,
+  benchPrefix,
+  startBenchAgent,
+} from './bench-agent.js'
 
 /** How the SDK reaches the service: its URLs and client.env's key and domain. */
 export type BenchClient = ClientEnv
@@ -16,20 +23,31 @@ export type BenchClient = ClientEnv
 /** A `sandbar serve` a bench started, and how to remove it with everything it made. */
 export interface BenchServe {
   client: BenchClient
+  /** The host prefix its sandboxes' names, cgroups and tables carry. */
+  prefix: string
+  /** Every sandbox its warm pools have started so far, from its log. */
+  pooled: ReadonlySet<string>
   stop(): Promise<void>
 }
 
+export interface BenchServeOptions {
+  /** Build and serve code-interpreter-v1, with its default warm pool. */
+  codeInterpreter?: boolean
+  /** More `serve` flags, such as `--warm-pool base=0` for cold creates. */
+  extraArgs?: string[]
+}
+
 /**
- * Starts the built `sandbar serve` from `envdBuildDir` on free loopback ports with a prefix of
- * its own, the cached templates and no masquerade; with `codeInterpreter`, code-interpreter-v1
- * and its default warm pool. `stop` SIGTERMs it by PID, then an agent on
- * its prefix and data directory adopts and removes the sandboxes it left (they outlive the
- * service by design), as the serve test fixture does.
+ * Starts the built `sandbar serve` from `envdBuildDir` on free loopback ports with a prefix and
+ * an address pool of its own, the cached templates and no masquerade, logging JSON to a pipe
+ * the launcher reads. `stop` SIGTERMs it by PID, then an agent on its prefix and data
+ * directory adopts and removes the sandboxes it left (they outlive the service by design), as
+ * the serve test fixture does.
  */
 export async function startBenchServe(
   options: Omit<BenchAgentOptions, 'dataDir'>,
   maxSandboxes: number,
-  { codeInterpreter = false } = {},
+  { codeInterpreter = false, extraArgs = [] }: BenchServeOptions = {},
 ): Promise<BenchServe> {
   const dataDir = await mkdtemp('/tmp/sbt-bench-serve-')
   const [apiPort, proxyPort] = [await freePort(), await freePort()]
@@ -42,19 +60,30 @@ export async function startBenchServe(
       ...['--data-dir', dataDir, '--templates-dir', options.templatesDir, '--prefix', prefix],
       '--keep-unused-layers',
       ...['--api-port', String(apiPort), '--proxy-port', String(proxyPort), '--no-masquerade'],
-      ...['--max-sandboxes', String(maxSandboxes)],
+      ...['--max-sandboxes', String(maxSandboxes), '--address-pool', benchAddressPool],
       // code-interpreter-v1's first build installs Debian's packages: only its build sandboxes
       // reach the archive.
       ...(codeInterpreter ? ['--masquerade-builds'] : ['--no-code-interpreter']),
+      ...['--log-format', 'json'],
+      ...extraArgs,
     ],
-    { stdio: 'ignore', env: { ...process.env, SANDBAR_LOG_LEVEL: 'warn' } },
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SANDBAR_LOG_LEVEL: 'info' } },
   )
+  const pooled = new Set<string>()
+  const problems: string[] = []
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    const sandboxID = pooledSandboxID(line)
+    if (sandboxID !== undefined) pooled.add(sandboxID)
+    if (isProblem(line)) problems.push(line)
+  })
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = once(child, 'exit')
       child.kill('SIGTERM')
       await exited
     }
+    // A failed request answers the SDK with no cause; the service's log has it.
+    for (const line of problems) console.error(`sandbar serve: ${line}`)
     const adopter = await startBenchAgent({ ...options, dataDir }, prefix)
     await adopter.dispose()
     await rm(dataDir, { recursive: true, force: true })
@@ -62,9 +91,20 @@ export async function startBenchServe(
   try {
     await waitForServeHealth(child, apiPort)
     const text = await readFile(`${dataDir}/client.env`, 'utf8')
-    return { client: parseClientEnv(text, { api: apiPort, proxy: proxyPort }), stop }
+    const client = parseClientEnv(text, { api: apiPort, proxy: proxyPort })
+    return { client, prefix, pooled, stop }
   } catch (error) {
     await stop()
     throw error
+  }
+}
+
+/** A JSON log line at pino's error level or above, or a line that is not JSON at all. */
+function isProblem(line: string): boolean {
+  try {
+    const { level } = JSON.parse(line) as { level?: unknown }
+    return typeof level === 'number' && level >= 50
+  } catch {
+    return true
   }
 }

@@ -28,7 +28,10 @@ const connectReply = z.object({ envdAccessToken: z.optional(z.string()) })
 export async function benchServe(options: BenchAgentOptions): Promise<void> {
   const floor = await agentCreateFloor(options)
   const { templatesDir, envdBuildDir } = options
-  const serve = await startBenchServe({ templatesDir, envdBuildDir }, CONCURRENT + 1)
+  // Cold creates, the same work as the agent's create the floor times: no warm pool.
+  const serve = await startBenchServe({ templatesDir, envdBuildDir }, CONCURRENT + 1, {
+    extraArgs: ['--warm-pool', 'base=0'],
+  })
   try {
     await benchCreateToRun(serve, floor)
     await benchProxyExec(serve.client)

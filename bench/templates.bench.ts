@@ -31,7 +31,8 @@ function fiveSteps(nonce: string) {
  * API; create → first command of a 20-layer template beside the same for `base`.
  */
 export async function benchTemplates(options: Omit<BenchAgentOptions, 'dataDir'>): Promise<void> {
-  const serve = await startBenchServe(options, 20)
+  // `base` starts cold as the 20-layer template does, with no pool in front of it.
+  const serve = await startBenchServe(options, 20, { extraArgs: ['--warm-pool', 'base=0'] })
   try {
     const opts = sdk(serve.client)
     const nonce = randomBytes(6).toString('hex')

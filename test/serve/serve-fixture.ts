@@ -10,9 +10,11 @@ import {
   testPrefix,
 } from '../agent/agent-fixture.js'
 import {
+  adoptedSandboxID,
   type ClientEnv,
   freePort,
   parseClientEnv,
+  pooledSandboxID,
   waitForServeHealth,
 } from '../support/serve-process.js'
 
@@ -152,19 +154,11 @@ export async function startServe(
 }
 
 /** The sandboxes a service's warm pools started, from its JSON log lines. */
-export const pooledSandboxIDs = (output: string) =>
-  loggedSandboxIDs(output, 'warm pool sandbox ready')
+export function pooledSandboxIDs(output: string): string[] {
+  return output.split('\n').flatMap((line) => pooledSandboxID(line) ?? [])
+}
 
 /** The sandboxes a restarted service's warm pools took back from the run before. */
-export const adoptedSandboxIDs = (output: string) =>
-  loggedSandboxIDs(output, 'warm pool sandbox adopted')
-
-function loggedSandboxIDs(output: string, message: string): string[] {
-  const ids: string[] = []
-  for (const line of output.split('\n')) {
-    if (!line.includes(message)) continue
-    const entry = JSON.parse(line) as { msg?: string; sandboxID?: string }
-    if (entry.msg === message && entry.sandboxID) ids.push(entry.sandboxID)
-  }
-  return ids
+export function adoptedSandboxIDs(output: string): string[] {
+  return output.split('\n').flatMap((line) => adoptedSandboxID(line) ?? [])
 }

@@ -87,3 +87,15 @@ export async function callApi(client: ClientEnv, method: string, path: string, b
   const text = await answer.text()
   return { status: answer.status, body: text === '' ? null : JSON.parse(text) }
 }
+
+/** The sandbox a service's JSON log line says a warm pool started, if it says so. */
+export const pooledSandboxID = (line: string) => loggedSandboxID(line, 'warm pool sandbox ready')
+
+/** The sandbox a restarted service's JSON log line says a warm pool took back, if it says so. */
+export const adoptedSandboxID = (line: string) => loggedSandboxID(line, 'warm pool sandbox adopted')
+
+function loggedSandboxID(line: string, message: string): string | undefined {
+  if (!line.includes(message)) return undefined
+  const entry = JSON.parse(line) as { msg?: string; sandboxID?: string }
+  return entry.msg === message ? entry.sandboxID : undefined
+}

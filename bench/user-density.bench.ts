@@ -1,0 +1,56 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Sandbox } from 'e2b'
+import { usedMemoryMiB } from './floors/host-memory.js'
+import { timeMs } from './stats.js'
+import { DEFAULT_BASE_POOL, killAll, LONG_LIVED_MS, type UserServe } from './user-serve.js'
+
+/** For the sandboxes' processes to go idle and the kernel's figures to catch up. */
+const SETTLE_MS = 3_000
+
+export interface DensitySamples {
+  /** All `count` creates, each followed by its first command, one after another. */
+  sequentialMs: number
+  /** The host's MemAvailable drop over the sandboxes, per sandbox. */
+  perSandboxMiB: number
+  /** What the kernel charged the sandboxes' cgroups over them, per sandbox. */
+  perSandboxCgroupMiB: number
+  /** Each sandbox's `commands.run('true')` once they all idle. */
+  answers: number[]
+}
+
+/**
+ * `count` sandboxes created one after another, each running one command, then left idle: the
+ * host's memory per sandbox, with the warm pool full both before and after so that only the
+ * sandboxes count, and whether each still answers.
+ */
+export async function sampleDensity(
+  serve: UserServe,
+  count: number,
+  { pooled }: { pooled: boolean },
+): Promise<DensitySamples> {
+  const settle = async () => {
+    if (pooled) await serve.poolFilled(DEFAULT_BASE_POOL)
+    await sleep(SETTLE_MS)
+  }
+  await settle()
+  const before = await usedMemoryMiB()
+  const chargedBefore = await serve.sandboxesMemoryMiB()
+  const sandboxes: Sandbox[] = []
+  try {
+    const sequentialMs = await timeMs(async () => {
+      for (let i = 0; i < count; i++) {
+        const sandbox = await serve.create({ timeoutMs: LONG_LIVED_MS })
+        sandboxes.push(sandbox)
+        await sandbox.commands.run('true')
+      }
+    })
+    await settle()
+    const perSandboxMiB = ((await usedMemoryMiB()) - before) / count
+    const perSandboxCgroupMiB = ((await serve.sandboxesMemoryMiB()) - chargedBefore) / count
+    const answers: number[] = []
+    for (const sandbox of sandboxes) answers.push(await timeMs(() => sandbox.commands.run('true')))
+    return { sequentialMs, perSandboxMiB, perSandboxCgroupMiB, answers }
+  } finally {
+    await killAll(sandboxes)
+  }
+}

@@ -1,0 +1,81 @@
+import { readFile } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Sandbox, type SandboxOpts } from 'e2b'
+import { parentCgroupPath } from '../src/agent/host-names.js'
+import { readCgroupMode } from '../src/agent/runtime/cgroup-mode.js'
+import type { BenchAgentOptions } from './bench-agent.js'
+import { type BenchClient, type BenchServe, startBenchServe } from './serve-launcher.js'
+
+/** `base` sandboxes `sandbar serve` keeps ready by default (src/cli/serve.ts). */
+export const DEFAULT_BASE_POOL = 2
+
+/**
+ * A sandbox's lifetime for those that live through a whole phase (1,000 idle ones take minutes
+ * to create): the SDK's default of 5 minutes would end them midway. The service's own cap is
+ * an hour.
+ */
+export const LONG_LIVED_MS = 60 * 60 * 1000
+
+/** A bench's `sandbar serve`, reached only through the SDK, knowing which creates were pooled. */
+export interface UserServe {
+  client: BenchClient
+  /** `Sandbox.create` with the SDK's defaults and `options`; remembers the sandbox's ID. */
+  create(options?: SandboxOpts): Promise<Sandbox>
+  /** Whether a sandbox this bench created came out of the warm pool. */
+  wasPooled(sandboxID: string): boolean
+  /**
+   * What the kernel charges the cgroups of all the service's sandboxes, pooled ones included,
+   * in MiB: beside the host's MemAvailable, a figure other work on the host does not move.
+   */
+  sandboxesMemoryMiB(): Promise<number>
+  /** Resolves once the warm pool holds `size` sandboxes that no create has taken yet. */
+  poolFilled(size: number): Promise<void>
+  stop(): Promise<void>
+}
+
+export async function startUserServe(
+  options: Omit<BenchAgentOptions, 'dataDir'>,
+  maxSandboxes: number,
+  extraArgs: string[] = [],
+): Promise<UserServe> {
+  const serve: BenchServe = await startBenchServe(options, maxSandboxes, { extraArgs })
+  const created = new Set<string>()
+  const waiting = () => [...serve.pooled].filter((sandboxID) => !created.has(sandboxID)).length
+  return {
+    client: serve.client,
+    async create(createOptions) {
+      const sandbox = await Sandbox.create({ ...serve.client, ...createOptions })
+      created.add(sandbox.sandboxId)
+      return sandbox
+    },
+    wasPooled: (sandboxID) => serve.pooled.has(sandboxID),
+    async sandboxesMemoryMiB() {
+      const parent = parentCgroupPath(serve.prefix)
+      const file =
+        (await readCgroupMode()).kind === 'v2'
+          ? `/sys/fs/cgroup${parent}/memory.current`
+          : `/sys/fs/cgroup/memory${parent}/memory.usage_in_bytes`
+      return Number(await readFile(file, 'utf8')) / 1024 / 1024
+    },
+    async poolFilled(size) {
+      const deadline = Date.now() + 120_000
+      while (waiting() < size) {
+        if (Date.now() > deadline) throw new Error(`the warm pool did not refill to ${size}`)
+        await sleep(20)
+      }
+    },
+    stop: () => serve.stop(),
+  }
+}
+
+/** Kills sandboxes a few at a time, as a user's clean-up loop would. */
+export async function killAll(sandboxes: Sandbox[], concurrency = 8): Promise<void> {
+  const queue = [...sandboxes]
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let sandbox = queue.pop(); sandbox !== undefined; sandbox = queue.pop()) {
+        await sandbox.kill()
+      }
+    }),
+  )
+}

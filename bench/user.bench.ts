@@ -1,0 +1,259 @@
+import path from 'node:path'
+import type { BenchAgentOptions } from './bench-agent.js'
+import { benchBaseTemplate, benchPrefix } from './bench-agent.js'
+import { type BareContainerFloors, sampleBareContainers } from './floors/bare-container.js'
+import { idleNodePssMiB } from './floors/host-memory.js'
+import { loopbackRoundTrips } from './floors/loopback-http.js'
+import { podmanRunSamples } from './floors/podman.js'
+import { ms, percentile, report } from './stats.js'
+import {
+  BIG_FILE_MIB,
+  sampleBigFiles,
+  sampleCommands,
+  samplePauseResume,
+  sampleSmallFiles,
+  sampleSpawnsInside,
+} from './user-commands.bench.js'
+import { sampleDensity } from './user-density.bench.js'
+import { type LifeSamples, sampleBurst, sampleLives } from './user-lifecycle.bench.js'
+import { DEFAULT_BASE_POOL, LONG_LIVED_MS, startUserServe } from './user-serve.js'
+
+const LIVES = 20
+const BURST = 50
+const PAUSES = 10
+const PODMAN_RUNS = 5
+/** Sandboxes left idle at once; `BENCH_IDLE=1000` for the issue's full figure. */
+const IDLE = Number(process.env.BENCH_IDLE ?? 60)
+
+const p50 = (samples: number[]) => percentile(samples, 50)
+
+/**
+ * Issue 13's table as a user of the official `e2b` SDK meets it, with its defaults, against a
+ * `sandbar serve` this section starts (the default one, with its warm pool; then one with no
+ * pool, for cold creates). Every row stands beside a floor measured in the same run from
+ * outside Sandbar: crun's default container on the base template's rootfs, a loopback HTTP
+ * round trip, `bash -l` spawned inside the sandbox, the host's `fs`, raw freezer writes, an
+ * idle node, and podman.
+ */
+export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Promise<void> {
+  const [layer] = (await benchBaseTemplate()).layers
+  if (layer === undefined) throw new Error('the base template has no layer')
+  const rootfs = path.join(options.templatesDir, 'layers', layer)
+  const bare = await sampleBareContainers(rootfs, benchPrefix(), LIVES)
+  const http = await loopbackRoundTrips(200, 20)
+  const idleNode = await idleNodePssMiB()
+  const podman = await podmanRunSamples(rootfs, PODMAN_RUNS)
+
+  const serve = await startUserServe(options, Math.max(IDLE, BURST + 1) + DEFAULT_BASE_POOL + 4)
+  try {
+    const pooled = await sampleLives(serve, LIVES, { pooled: true })
+    reportLife('pooled', pooled, 25, bare)
+    reportKill(pooled, bare)
+    reportPodman(pooled, podman)
+    // One sandbox through every phase after the lives, so it lives as long as they take.
+    const sandbox = await serve.create({ timeoutMs: LONG_LIVED_MS })
+    try {
+      const run = await sampleCommands(sandbox)
+      const spawn = await sampleSpawnsInside(sandbox)
+      reportCommands(run, spawn, http)
+      reportSmallFiles(await sampleSmallFiles(sandbox), http)
+      reportPause(await samplePauseResume(serve, sandbox, PAUSES, LONG_LIVED_MS), bare)
+      const density = await sampleDensity(serve, IDLE, { pooled: true })
+      reportDensity(density, idleNode, p50(run), bare)
+      reportBurst(await sampleBurst(serve, BURST), p50(run), bare)
+      // Last: its buffers stay in this process, and would blur the memory figure.
+      reportBigFiles(await sampleBigFiles(sandbox))
+    } finally {
+      await sandbox.kill()
+    }
+  } finally {
+    await serve.stop()
+  }
+  const coldServe = await startUserServe(options, DEFAULT_BASE_POOL + 4, ['--warm-pool', 'base=0'])
+  try {
+    reportLife('cold', await sampleLives(coldServe, LIVES, { pooled: false }), 120, bare)
+  } finally {
+    await coldServe.stop()
+  }
+}
+
+/** Create → first command against its target, and the first command against later ones. */
+function reportLife(
+  kind: 'pooled' | 'cold',
+  lives: LifeSamples,
+  targetMs: number,
+  bare: BareContainerFloors,
+): void {
+  const figure = p50(lives.createToFirst)
+  report({
+    name: `Sandbox.create() + first commands.run('true'), ${kind} p50`,
+    figure: `${ms(figure)} (p90 ${ms(percentile(lives.createToFirst, 90))}, ${lives.pooled}/${lives.createToFirst.length} from the pool)`,
+    floor: `bare crun run -d ${ms(p50(bare.start))}`,
+    ratio: figure / p50(bare.start),
+    target: `≤ ${targetMs} ms`,
+    ok: figure <= targetMs,
+  })
+  const ratio = p50(lives.first) / p50(lives.later)
+  report({
+    name: `first commands.run('true') after a ${kind} create p50`,
+    figure: ms(p50(lives.first)),
+    floor: `later runs ${ms(p50(lives.later))}`,
+    ratio,
+    target: 'no slower than later runs (≤ 1.1× for noise)',
+    ok: ratio <= 1.1,
+  })
+}
+
+function reportKill(lives: LifeSamples, bare: BareContainerFloors): void {
+  const kill = p50(lives.kill)
+  report({
+    name: 'kill() p50',
+    figure: ms(kill),
+    floor: `crun delete -f ${ms(p50(bare.remove))}`,
+    ratio: kill / p50(bare.remove),
+    target: '≤ 30 ms',
+    ok: kill <= 30,
+  })
+}
+
+function reportPodman(lives: LifeSamples, podman: number[] | undefined): void {
+  const life = lives.createToFirst.map((value, i) => value + (lives.kill[i] ?? Number.NaN))
+  report({
+    name: "pooled create → commands.run('true') → kill, beside podman run --rm true (peer)",
+    figure: ms(p50(life)),
+    floor:
+      podman === undefined
+        ? 'podman not installed'
+        : `podman run --rm, same rootfs ${ms(p50(podman))}`,
+    ratio: podman === undefined ? Number.NaN : p50(life) / p50(podman),
+    target: 'reported',
+    ok: true,
+  })
+}
+
+function reportBurst(
+  burst: Awaited<ReturnType<typeof sampleBurst>>,
+  runAlone: number,
+  bare: BareContainerFloors,
+): void {
+  const rate = (burst.createToFirst.length * 1000) / burst.wallMs
+  const p99 = percentile(burst.createToFirst, 99)
+  const failed = burst.failures.length
+  report({
+    name: `${BURST} concurrent Sandbox.create() + first command`,
+    figure: `${rate.toFixed(1)} creates/s, p99 ${ms(p99)}${failed === 0 ? '' : `, ${failed} failed (${burst.failures[0]})`}`,
+    floor: `one bare crun run -d ${ms(p50(bare.start))}`,
+    ratio: p99 / p50(bare.start),
+    target: '≥ 20/s, p99 ≤ 1 s, none failed',
+    ok: rate >= 20 && p99 <= 1000 && failed === 0,
+  })
+  const slowest = Math.max(...burst.probe)
+  const probeFailed = burst.probeFailures.length
+  report({
+    name: `a running sandbox's commands.run('true') during the burst, slowest of ${burst.probe.length}`,
+    figure: `${ms(slowest)} (p50 ${ms(p50(burst.probe))})${probeFailed === 0 ? '' : `, ${probeFailed} failed (${burst.probeFailures[0]})`}`,
+    floor: `alone p50 ${ms(runAlone)}`,
+    ratio: slowest / runAlone,
+    target: 'keeps answering, ≤ 1 s',
+    ok: slowest <= 1000 && probeFailed === 0,
+  })
+}
+
+function reportPause(
+  { pause, resume, cycle }: Awaited<ReturnType<typeof samplePauseResume>>,
+  bare: BareContainerFloors,
+): void {
+  report({
+    name: 'sandbox.pause() + Sandbox.connect() p50',
+    figure: `${ms(p50(cycle))} (pause ${ms(p50(pause))} + resume ${ms(p50(resume))})`,
+    floor: `raw freezer writes ${ms(p50(bare.freezeThaw))}`,
+    ratio: p50(cycle) / p50(bare.freezeThaw),
+    target: '≤ 20 ms',
+    ok: p50(cycle) <= 20,
+  })
+}
+
+function reportCommands(run: number[], spawn: number[], http: number[]): void {
+  const floor = p50(http) + p50(spawn)
+  report({
+    name: "commands.run('true') p50",
+    figure: ms(p50(run)),
+    floor: `${ms(floor)} (loopback HTTP ${ms(p50(http))} + bash -l -c true spawned inside ${ms(p50(spawn))})`,
+    ratio: p50(run) / floor,
+    target: '≤ 1.5×',
+    ok: p50(run) / floor <= 1.5,
+  })
+}
+
+function reportSmallFiles(files: { write: number[]; read: number[] }, http: number[]): void {
+  for (const [name, samples] of [
+    ['files.write', files.write],
+    ['files.read', files.read],
+  ] as const) {
+    const ratio = p50(samples) / p50(http)
+    report({
+      name: `${name} (5 bytes) p50`,
+      figure: ms(p50(samples)),
+      floor: `loopback HTTP ${ms(p50(http))}`,
+      ratio,
+      target: '≤ 3×',
+      ok: ratio <= 3,
+    })
+  }
+}
+
+function reportBigFiles(files: Awaited<ReturnType<typeof sampleBigFiles>>): void {
+  const throughput = (msTaken: number) => BIG_FILE_MIB / (msTaken / 1000)
+  for (const [name, samples, floor] of [
+    ['files.write', files.write, files.fsWrite],
+    ['files.read', files.read, files.fsRead],
+  ] as const) {
+    const ratio = throughput(p50(samples)) / throughput(p50(floor))
+    report({
+      name: `${name} ${BIG_FILE_MIB} MiB p50`,
+      figure: `${throughput(p50(samples)).toFixed(0)} MiB/s`,
+      floor: `host fs ${throughput(p50(floor)).toFixed(0)} MiB/s`,
+      ratio,
+      target: '≥ 0.5×',
+      ok: ratio >= 0.5,
+    })
+  }
+}
+
+function reportDensity(
+  density: Awaited<ReturnType<typeof sampleDensity>>,
+  idleNodeMiB: number,
+  runAlone: number,
+  bare: BareContainerFloors,
+): void {
+  // Other work on the host moves MemAvailable both ways; the cgroups' charge it does not.
+  // Both must meet the target.
+  const perSandbox = Math.max(density.perSandboxMiB, density.perSandboxCgroupMiB)
+  report({
+    name: `memory per idle sandbox (${IDLE}, each after one command; host MemAvailable drop)`,
+    figure: `${density.perSandboxMiB.toFixed(1)} MiB (their cgroups' charge ${density.perSandboxCgroupMiB.toFixed(1)} MiB)`,
+    floor: `idle node PSS ${idleNodeMiB.toFixed(1)} MiB`,
+    ratio: perSandbox / idleNodeMiB,
+    target: '≤ 8 MiB',
+    ok: perSandbox <= 8,
+  })
+  const slowest = Math.max(...density.answers)
+  report({
+    name: `${IDLE} idle sandboxes each answer commands.run('true'), slowest`,
+    figure: `${ms(slowest)} (p50 ${ms(p50(density.answers))})`,
+    floor: `one sandbox alone p50 ${ms(runAlone)}`,
+    ratio: slowest / runAlone,
+    target: '≤ 1 s',
+    ok: slowest <= 1000,
+  })
+  const rate = (IDLE * 1000) / density.sequentialMs
+  const bareRate = 1000 / p50(bare.start)
+  report({
+    name: `${IDLE} Sandbox.create() + first command, one after another`,
+    figure: `${(density.sequentialMs / 1000).toFixed(1)} s (${rate.toFixed(1)} creates/s)`,
+    floor: `bare crun run -d one after another ${bareRate.toFixed(1)}/s`,
+    ratio: rate / bareRate,
+    target: 'reported',
+    ok: true,
+  })
+}
