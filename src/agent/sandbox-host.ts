@@ -12,8 +12,8 @@ import {
   IDMAPPED_OVERLAY_HELPER,
   mountIdmappedOverlay,
 } from './rootfs/idmapped-overlay.js'
-import { unmountOverlay } from './rootfs/overlay.js'
 import type { Toolbox } from './rootfs/rootfs.js'
+import { unmountAll } from './rootfs/unmount.js'
 import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
@@ -202,7 +202,7 @@ export async function removeSandboxHost(parts: HostParts, sandboxID: string): Pr
   await removeUserNamespace(paths.userns)
   // Left mounted only by a crash while the runtime started the container (netns-sysfs.ts).
   await unmountNetnsSysfs(netnsSysfsDir(paths.bundle))
-  await unmountOverlay(paths.rootfs)
+  await unmountAll(paths.rootfs)
   await detachStagedLayers(paths.layers)
   await removeDiskImage({ image: paths.image, mountPoint: paths.disk })
   await parts.network.teardown(sandboxID)

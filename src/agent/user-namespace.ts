@@ -4,7 +4,7 @@ import { readlink, rm, writeFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runHostCommand } from './host-command.js'
 import { parseIPv4 } from './network/ipv4.js'
-import { isMounted } from './rootfs/overlay.js'
+import { unmountAll } from './rootfs/unmount.js'
 
 /**
  * First host UID that owns sandbox user namespaces: owners are `OWNER_BASE + (address >> 2)`,
@@ -111,6 +111,6 @@ async function enteredNewNamespace(pid: number): Promise<void> {
 
 /** Unpins the namespace (it ends with the sandbox's last process) and removes the file. */
 export async function removeUserNamespace(file: string): Promise<void> {
-  while (await isMounted(file)) await runHostCommand('umount', [file])
+  await unmountAll(file)
   await rm(file, { force: true })
 }

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
 import {
   chown,
   copyFile,
@@ -20,9 +22,10 @@ import {
   mountIdmappedOverlay,
 } from '../../src/agent/rootfs/idmapped-overlay.js'
 import { mountsUnder } from '../../src/agent/rootfs/mountinfo.js'
-import { isMounted, unmountOverlay } from '../../src/agent/rootfs/overlay.js'
+import { isMounted } from '../../src/agent/rootfs/overlay.js'
 import type { Toolbox } from '../../src/agent/rootfs/rootfs.js'
 import { ensureToolbox } from '../../src/agent/rootfs/toolbox.js'
+import { unmountAll } from '../../src/agent/rootfs/unmount.js'
 import {
   createUserNamespace,
   OWNER_BASE,
@@ -44,7 +47,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   // A failed test may leave an overlay or bind mount: take it down before the next one.
-  for (const point of (await mountsUnder(scratch)).reverse()) await unmountOverlay(point)
+  for (const point of (await mountsUnder(scratch)).reverse()) await unmountAll(point)
 })
 
 afterAll(async () => {
@@ -160,15 +163,15 @@ describe('base template', () => {
       expect(await stat(layer('etc/sbt-written')).catch(() => undefined)).toBeUndefined()
       expect(await readFile(layer('etc/passwd'), 'utf8')).toMatch(/^root:x:0:0:/)
       const unmountStarted = performance.now()
-      await unmountOverlay(paths.target)
+      await unmountAll(paths.target)
       const unmountMillis = performance.now() - unmountStarted
-      await unmountOverlay(paths.target)
+      await unmountAll(paths.target)
       expect(await isMounted(paths.target)).toBe(false)
       console.log(
         `idmapped overlay mount ${mountMillis.toFixed(1)} ms, unmount ${unmountMillis.toFixed(1)} ms`,
       )
     } finally {
-      await unmountOverlay(paths.target)
+      await unmountAll(paths.target)
       await detachStagedLayers(stageDir)
       await removeUserNamespace(userNamespace)
     }
@@ -228,5 +231,19 @@ describe('toolbox', () => {
       logger,
     })
     expect(again.dir).toBe(toolbox.dir)
+  })
+})
+
+describe('unmounting', () => {
+  it('waits out a mount kept busy by a process that is still exiting', async () => {
+    const target = path.join(scratch, 'busy')
+    await mkdir(target)
+    await runHostCommand('mount', ['-t', 'tmpfs', 'tmpfs', target])
+    // As a killed sandbox's last process does for a moment: its working directory is there.
+    const holder = spawn('sleep', ['0.5'], { cwd: target, stdio: 'ignore' })
+    await once(holder, 'spawn')
+    await unmountAll(target)
+    expect(holder.exitCode).toBe(0)
+    expect(await isMounted(target)).toBe(false)
   })
 })

@@ -1,7 +1,7 @@
 import { chmod, open, readdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
-import { isMounted } from './overlay.js'
+import { unmountAll } from './unmount.js'
 
 /**
  * Inodes per MiB of disk: ext4's default ratio (one inode per 16 KiB), so a 512 MiB sandbox
@@ -64,7 +64,7 @@ export async function mountDiskImage(disk: DiskImage): Promise<void> {
  * tolerates what is already gone.
  */
 export async function removeDiskImage(disk: Pick<DiskImage, 'image' | 'mountPoint'>) {
-  while (await isMounted(disk.mountPoint)) await runHostCommand('umount', [disk.mountPoint])
+  await unmountAll(disk.mountPoint)
   // Autoclear detaches a moment after the unmount; one that already went is not an error.
   for (const device of await loopDevicesOf(disk.image)) {
     await runHostCommand('losetup', ['--detach', device]).catch(() => undefined)

@@ -1,5 +1,4 @@
 import path from 'node:path'
-import { runHostCommand } from '../host-command.js'
 import { readMounts } from './mountinfo.js'
 
 /** One sandbox's root filesystem: template layers below, the sandbox's own directory on top. */
@@ -28,17 +27,6 @@ export function overlayOptions(spec: Pick<OverlaySpec, 'lower' | 'upper' | 'work
   }
   const lowerdir = [...spec.lower].reverse().join(':')
   return `lowerdir=${lowerdir},upperdir=${spec.upper},workdir=${spec.work}`
-}
-
-/**
- * Unmounts the overlay at `target`; not mounted is fine. No lazy (`-l`) fallback: a busy
- * overlay means a process of the sandbox still runs, and hiding that would leak it — the
- * caller removes the container first and sees the error otherwise.
- */
-export async function unmountOverlay(target: string): Promise<void> {
-  while (await isMounted(target)) {
-    await runHostCommand('umount', [target])
-  }
 }
 
 /** Whether something is mounted at `target`, per `/proc/self/mountinfo`. */

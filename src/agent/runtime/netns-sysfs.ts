@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
-import { isMounted } from '../rootfs/overlay.js'
+import { unmountAll } from '../rootfs/unmount.js'
 
 /** Where a container's own sysfs is mounted on the host while the runtime starts it. */
 export function netnsSysfsDir(bundleDir: string): string {
@@ -34,5 +34,5 @@ export async function mountNetnsSysfs(netnsPath: string, dir: string): Promise<v
  * namespace keeps that), so no sysfs mount of a sandbox stays on the host. Not mounted is fine.
  */
 export async function unmountNetnsSysfs(dir: string): Promise<void> {
-  while (await isMounted(dir)) await runHostCommand('umount', [dir])
+  await unmountAll(dir)
 }
