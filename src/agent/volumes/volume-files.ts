@@ -1,4 +1,4 @@
-import { constants, type ReadStream } from 'node:fs'
+import { constants } from 'node:fs'
 import { type FileHandle, lstat, mkdir, open, readdir, readlink, unlink } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
 import {
@@ -36,8 +36,12 @@ export const VOLUME_ENTRY_DEFAULTS = { uid: 9090, gid: 9090, directoryMode: 0o77
 /** A file opened for reading: its entry and its bytes from the start. */
 export interface OpenedFile {
   entry: VolumeEntry
-  stream: ReadStream
+  /** Read as it is pulled; reading to the end or cancelling closes the file. */
+  stream: ReadableStream<Uint8Array>
 }
+
+/** How much of a file one pull reads. */
+const READ_CHUNK_BYTES = 256 * 1024
 
 /**
  * The content of one volume, for the content API (wave2-contracts §2.3). The volume is written
@@ -111,7 +115,7 @@ export class VolumeFiles {
       try {
         const stats = await file.stat()
         if (!stats.isFile()) throw volumePathErrors.wrongType(text, 'a file')
-        return { entry: volumeEntry(stats, text), stream: file.createReadStream({ start: 0 }) }
+        return { entry: volumeEntry(stats, text), stream: fileStream(file) }
       } catch (error) {
         await file.close()
         throw error
@@ -293,6 +297,30 @@ async function openForWrite(
   return { file, created: false }
 }
 
+/** The file's bytes from the start, one chunk a pull: a slow client slows the reads. */
+function fileStream(file: FileHandle): ReadableStream<Uint8Array> {
+  let position = 0
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES)
+        const { bytesRead } = await file.read(buffer, 0, buffer.length, position)
+        if (bytesRead === 0) {
+          await file.close()
+          controller.close()
+          return
+        }
+        position += bytesRead
+        controller.enqueue(buffer.subarray(0, bytesRead))
+      } catch (error) {
+        await file.close().catch(() => undefined)
+        controller.error(error)
+      }
+    },
+    cancel: () => file.close(),
+  })
+}
+
 /**
  * Writes the body's chunks in order, each once the one before is on disk: a slow disk slows
  * the upload rather than filling memory. (A FileHandle's own write stream keeps the handle
@@ -300,7 +328,8 @@ async function openForWrite(
  */
 async function writeAll(file: FileHandle, body: Readable): Promise<void> {
   let position = 0
-  for await (const chunk of body) {
+  // Left readable when a write fails, so the caller can still read what the client sends.
+  for await (const chunk of body.iterator({ destroyOnReturn: false })) {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array)
     let offset = 0
     while (offset < bytes.length) {

@@ -27,6 +27,8 @@ type ContentEnv = { Variables: { volume: Volume; files: VolumeFiles } }
 const MAX_DEPTH = 10
 /** `PATCH`'s body is three numbers. */
 const MAX_ATTRIBUTES_BYTES = 4096
+/** How much of a refused upload is read and dropped before its connection is cut instead. */
+const MAX_DISCARDED_BYTES = 256 * 1024 * 1024
 
 export interface VolumeContentOptions {
   store: Store
@@ -89,9 +91,8 @@ export function volumeContentRoutes(options: VolumeContentOptions) {
 
   app.get('/volumecontent/:volumeID/file', contentQuery(contentPathQuerySchema), async (c) => {
     const { stream } = await c.get('files').readFile(c.req.valid('query').path)
-    // Streamed, never held whole: a client that goes away ends the read and closes the file.
-    const body = Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>
-    return c.body(body, 200, { 'content-type': 'application/octet-stream' })
+    // Streamed, never held whole: a client that goes away cancels the read and closes the file.
+    return c.body(stream, 200, { 'content-type': 'application/octet-stream' })
   })
 
   app.put('/volumecontent/:volumeID/file', contentQuery(contentCreateQuerySchema), async (c) => {
@@ -105,6 +106,7 @@ export function volumeContentRoutes(options: VolumeContentOptions) {
         .writeFile(path, body, { ...owner, ...modeOf(mode), force: force === 'true' })
       return c.json(wireEntry(entry), 201)
     } catch (error) {
+      await discardRest(body)
       if (error instanceof VolumePathError && error.kind === 'noSpace') {
         throw new ContentError(
           'insufficientStorage',
@@ -125,6 +127,29 @@ export function volumeContentRoutes(options: VolumeContentOptions) {
     return c.json(reply.body(), reply.status)
   })
   return app
+}
+
+/**
+ * Reads what is left of a refused upload's body, so the client, still sending, gets to read
+ * the answer instead of a reset connection. Past a bound the connection is cut instead.
+ */
+function discardRest(body: Readable): Promise<void> {
+  return new Promise((resolve) => {
+    let discarded = 0
+    const done = () => resolve()
+    body.on('data', (chunk: Uint8Array) => {
+      discarded += chunk.length
+      if (discarded > MAX_DISCARDED_BYTES) {
+        body.destroy()
+        done()
+      }
+    })
+    body.once('end', done)
+    body.once('close', done)
+    // A client that went away has nothing left to send.
+    body.once('error', done)
+    body.resume()
+  })
 }
 
 /** Bearer token → the live volume it is for, which must be the path's (wave2-contracts §2.2). */

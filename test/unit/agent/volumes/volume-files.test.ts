@@ -13,7 +13,6 @@ import {
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { text } from 'node:stream/consumers'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { VolumePathError } from '../../../../src/agent/volumes/volume-errors.js'
 import { VolumeFiles } from '../../../../src/agent/volumes/volume-files.js'
@@ -83,7 +82,7 @@ describe('VolumeFiles', () => {
       gid: 9090,
     })
     expect(await files.stat('/a')).toMatchObject({ type: 'directory', mode: 0o777, uid: 9090 })
-    expect(await text((await files.readFile('a/b.txt')).stream)).toBe('hello')
+    expect(await new Response((await files.readFile('a/b.txt')).stream).text()).toBe('hello')
     expect((await files.list('/', 2)).map((entry) => entry.path)).toEqual(['/a', '/a/b.txt'])
     expect((await files.list('/', 1)).map((entry) => entry.path)).toEqual(['/a'])
     expect(await files.stat('/')).toMatchObject({ name: '/', path: '/', type: 'directory' })
