@@ -275,6 +275,19 @@ describe('the content API', () => {
   })
 })
 
+describe('api.<domain>, where client.env points E2B_VOLUME_API_URL', () => {
+  it('serves the content API through the proxy, large bodies both ways', async () => {
+    const volume = await Volume.connect(early.volumeId, opts())
+    // Plain HTTP on the proxy port: this process does not trust Sandbar's certificate.
+    const apiUrl = `http://api.${serve.client.domain}`
+    const large = new Uint8Array(3 * 1024 * 1024).map((_, i) => i % 251)
+    await volume.writeFile('/through-proxy', large.buffer, { apiUrl })
+    const back = await volume.readFile('/through-proxy', { format: 'bytes', apiUrl })
+    expect(Buffer.from(back).equals(Buffer.from(large))).toBe(true)
+    await volume.remove('/through-proxy', { apiUrl })
+  })
+})
+
 describe('tokens', () => {
   it("refuses another volume's token, a forged one, and none", async () => {
     const other = await Volume.create('other', opts())
