@@ -41,6 +41,7 @@ export const contentErrorKindOf: Record<VolumePathErrorKind, ContentErrorKind> =
   wrongType: 'badRequest',
   tooDeep: 'badRequest',
   busy: 'conflict',
+  nameTooLong: 'badRequest',
   noSpace: 'insufficientStorage',
 }
 

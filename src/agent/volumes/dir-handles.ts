@@ -1,6 +1,6 @@
 import { constants } from 'node:fs'
 import { type FileHandle, lstat, open } from 'node:fs/promises'
-import { volumePathErrors } from './volume-errors.js'
+import { MAX_NAME_BYTES, volumePathErrors } from './volume-errors.js'
 
 const { O_RDONLY, O_WRONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants
 
@@ -30,6 +30,7 @@ export function at(dir: FileHandle, name: string): string {
   if (name === '' || name === '.' || name === '..' || name.includes('/')) {
     throw new RangeError(`not a single path component: '${name}'`)
   }
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw volumePathErrors.nameTooLong(name)
   return `${handlePath(dir)}/${name}`
 }
 

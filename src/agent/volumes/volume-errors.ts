@@ -14,6 +14,10 @@ export type VolumePathErrorKind =
   | 'wrongType'
   | 'tooDeep'
   | 'busy'
+  | 'nameTooLong'
+
+/** The longest name of one entry, in bytes (ext4's). */
+export const MAX_NAME_BYTES = 255
 
 /** A volume content operation refused or failed on `path` (the absolute path in the volume). */
 export class VolumePathError extends Error {
@@ -50,6 +54,12 @@ export const volumePathErrors = {
     new VolumePathError('wrongType', path, `"${path}" is not ${expected}`),
   tooDeep: (path: string, depth: number) =>
     new VolumePathError('tooDeep', path, `"${path}" is nested deeper than ${depth} directories`),
+  nameTooLong: (name: string) =>
+    new VolumePathError(
+      'nameTooLong',
+      name,
+      `"${name.slice(0, 64)}…" is longer than a name may be (${MAX_NAME_BYTES} bytes)`,
+    ),
   busy: (path: string) =>
     new VolumePathError('busy', path, `"${path}" kept changing while it was removed; try again`),
 } as const

@@ -248,6 +248,13 @@ describe('VolumeFiles', () => {
     expect(await refusal(files.readFile('/d/planted'))).toMatchObject({ kind: 'symlink' })
   })
 
+  it('refuses a name longer than the filesystem takes', async () => {
+    expect(await refusal(files.writeFile(`/${'n'.repeat(256)}`, body('x'), {}))).toMatchObject({
+      kind: 'nameTooLong',
+    })
+    expect(await files.writeFile(`/${'n'.repeat(255)}`, body('x'), {})).toMatchObject({ size: 1 })
+  })
+
   it('refuses a FIFO where a file is expected at once, instead of waiting for a writer', async () => {
     await runMkfifo(path.join(root, 'pipe'))
     expect(await refusal(files.readFile('/pipe'))).toMatchObject({ kind: 'wrongType' })
