@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import {
   chmod,
   lstat,
   mkdir,
   mkdtemp,
+  readdir,
   readFile,
   rename,
   rm,
@@ -246,6 +249,46 @@ describe('VolumeFiles', () => {
     expect((await lstat(path.join(root, 'd'))).isSymbolicLink()).toBe(true)
     // The next call sees the symlink, and refuses it.
     expect(await refusal(files.readFile('/d/planted'))).toMatchObject({ kind: 'symlink' })
+  })
+
+  it('never reaches outside while another process swaps a directory and a symlink', async () => {
+    // A sandbox racing the API: a separate process renames `d` away, puts a symlink to
+    // outside in its place, and back, as fast as it can, while every operation runs on paths
+    // through `d`. Whatever each call answers, nothing outside may change.
+    await mkdir(path.join(root, 'd'))
+    const swapper = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs = require('fs'); const [d, away, out] = process.argv.slice(1)
+         for (;;) { try { fs.renameSync(d, away); fs.symlinkSync(out, d); fs.unlinkSync(d); fs.renameSync(away, d) } catch {} }`,
+        path.join(root, 'd'),
+        path.join(root, 'away'),
+        outside,
+      ],
+      { stdio: 'ignore' },
+    )
+    try {
+      const until = Date.now() + 1500
+      let rounds = 0
+      while (Date.now() < until) {
+        rounds++
+        await Promise.allSettled([
+          files.writeFile('/d/f', body('raced'), { force: true, uid: 4242 }),
+          files.readFile('/d/f').then(({ stream }) => stream.cancel()),
+          files.makeDir('/d/sub/deeper', { force: true, uid: 4242 }),
+          files.setAttributes('/d/f', { mode: 0o777, uid: 4242 }),
+          files.remove('/d/sub'),
+          files.list('/d', 3),
+        ])
+      }
+      expect(rounds).toBeGreaterThan(10)
+    } finally {
+      swapper.kill('SIGKILL')
+      await once(swapper, 'exit')
+    }
+    expect((await readdir(outside)).sort()).toEqual(['secret'])
+    await outsideIsUntouched()
   })
 
   it('refuses a name longer than the filesystem takes', async () => {
