@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, rmdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
@@ -359,6 +359,8 @@ describe('a sandbox planting symlinks in the volume', () => {
 
 describe('across a restart', () => {
   it('keeps every volume and its data, mounting them again as after a reboot', async () => {
+    // A volume whose data a crash kept from being made (its row stored first) gets it made.
+    const unmade = await Volume.create('unmade', opts())
     // Killed outright (the journal keeps what was written); a reboot's lost mounts are made
     // by unmounting while the service is down.
     await serve.crashAndRestart(async () => {
@@ -368,10 +370,17 @@ describe('across a restart', () => {
         const dir = path.join(volumesDir, name)
         if (mounts.includes(` ${dir} `)) await run('umount', [dir])
       }
+      await rm(`${hostDir(unmade)}.img`)
+      await rmdir(hostDir(unmade))
     })
     const volume = await Volume.connect(early.volumeId, opts())
     expect(await volume.readFile('/hello.txt')).toBe('hello volume')
     expect((await Volume.list(opts())).map((v) => v.name)).toContain('early')
+    const remade = await Volume.connect(unmade.volumeId, opts())
+    expect(await remade.list('/')).toEqual([])
+    await remade.writeFile('/now', 'usable')
+    expect(serve.output()).toContain('volume has no data on this host; making it empty')
+    await Volume.destroy(unmade.volumeId, opts())
   })
 })
 
