@@ -131,7 +131,10 @@ export class VolumeFiles {
    */
   async writeFile(path: string, body: Readable, options: CreateOptions): Promise<VolumeEntry> {
     const segments = volumePathSegments(path)
-    const parents = options.force ? directoryAttributes(options) : undefined
+    // Parents take the request's owner; its mode is the file's, so they get a directory's.
+    const parents = options.force
+      ? directoryAttributes({ uid: options.uid, gid: options.gid })
+      : undefined
     return this.inParent(segments, parents, async (parent, name, text) => {
       if (name === undefined) throw volumePathErrors.wrongType(text, 'a file')
       const { file, created } = await openForWrite(parent, name, text, options.force === true)

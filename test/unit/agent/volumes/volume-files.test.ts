@@ -85,6 +85,11 @@ describe('VolumeFiles', () => {
       gid: 9090,
     })
     expect(await files.stat('/a')).toMatchObject({ type: 'directory', mode: 0o777, uid: 9090 })
+    // A file's mode is not its parents': they stay directories anyone can enter.
+    await files.writeFile('/p/q/secret', body('s'), { force: true, mode: 0o600, uid: 7 })
+    expect(await files.stat('/p/q')).toMatchObject({ mode: 0o777, uid: 7 })
+    expect(await files.stat('/p/q/secret')).toMatchObject({ mode: 0o600, uid: 7 })
+    await files.remove('/p')
     expect(await new Response((await files.readFile('a/b.txt')).stream).text()).toBe('hello')
     expect((await files.list('/', 2)).map((entry) => entry.path)).toEqual(['/a', '/a/b.txt'])
     expect((await files.list('/', 1)).map((entry) => entry.path)).toEqual(['/a'])
