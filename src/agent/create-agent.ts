@@ -39,6 +39,7 @@ import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.j
 import { checkSubordinateIDs } from './subordinate-ids.js'
 import { startTemplateCommand, takeFirstCommandPath } from './template-command.js'
 import { ID_RANGES, sandboxIDMap } from './user-namespace.js'
+import { HostVolumes } from './volumes/host-volumes.js'
 
 /** How long a new sandbox's envd may take to answer, unless the config says otherwise. */
 const ENVD_START_TIMEOUT_MS = 15_000
@@ -103,8 +104,10 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     logger,
   )
   await layers.open()
+  const volumes = new HostVolumes(path.join(config.dataDir, 'volumes'), logger)
+  await volumes.open()
   const reconciled = await reconcile(parts, logger)
-  return new HostAgent(parts, layers, reconciled)
+  return new HostAgent(parts, layers, volumes, reconciled)
 }
 
 class HostAgent implements Agent {
@@ -116,6 +119,7 @@ class HostAgent implements Agent {
   constructor(
     private readonly parts: HostParts,
     readonly layers: HostLayerStore,
+    readonly volumes: HostVolumes,
     readonly reconciled: Agent['reconciled'],
   ) {}
 

@@ -2,6 +2,7 @@ import type { Logger } from '../logger.js'
 import type { UnreachableNetwork } from './network/closed-networks.js'
 import type { EgressPolicy } from './network/network.js'
 import { RUNTIME_NAMES, type RuntimeName } from './runtime/runtime.js'
+import type { VolumeFiles } from './volumes/volume-files.js'
 
 export {
   AgentError,
@@ -34,6 +35,18 @@ export {
   parseEgressPolicy,
 } from './network/egress-policy.js'
 export { toolboxNodeArgv } from './rootfs/toolbox.js'
+export type { VolumeEntry, VolumeEntryType } from './volumes/volume-entry.js'
+/** Volume content errors, for the content API to answer with (wave2-contracts §2.3). */
+export {
+  VolumePathError,
+  type VolumePathErrorKind,
+} from './volumes/volume-errors.js'
+export type {
+  CreateOptions as VolumeCreateOptions,
+  EntryAttributes as VolumeEntryAttributes,
+  OpenedFile as VolumeOpenedFile,
+  VolumeFiles,
+} from './volumes/volume-files.js'
 export type { EgressPolicy, RuntimeName }
 export { RUNTIME_NAMES }
 
@@ -157,6 +170,45 @@ export interface LayerStore {
   collect(keep: ReadonlySet<string>): Promise<string[]>
 }
 
+/** How much of a volume's filesystem is in use, by statfs. */
+export interface VolumeUsage {
+  usedMB: number
+  /** What a write may still take before it fails with "no space". */
+  availableMB: number
+}
+
+/**
+ * Volumes on this host (issue 15): each a sparse ext4 image of its size, loop-mounted
+ * `nodev,nosuid,noatime` at `directory(volumeID)`, whose root is 0777 and owned 0:0. The
+ * filesystem's size is the volume's quota (writes past it fail with ENOSPC); its journal keeps
+ * it through a host crash. The agent mounts every volume it finds when it starts; `close`
+ * leaves them mounted, as it leaves sandboxes running.
+ */
+export interface Volumes {
+  /** Makes and mounts a new, empty volume of `sizeMB` MiB (at least 16). */
+  create(volumeID: string, sizeMB: number): Promise<void>
+  /**
+   * Unmounts the volume and removes its data, unless a sandbox still mounts it (a bind of its
+   * directory in a sandbox's mount namespace, running or paused): then only this host's mount
+   * goes and the call answers false, to be made again later; the kernel keeps the filesystem
+   * for that sandbox meanwhile.
+   */
+  remove(volumeID: string): Promise<boolean>
+  usage(volumeID: string): Promise<VolumeUsage>
+  /**
+   * The host directory where the volume is mounted: what a sandbox's volume mount binds
+   * (with the sandbox's ID mapping). Throws for a string that is not a volume ID.
+   */
+  directory(volumeID: string): string
+  /** The IDs of the volumes on this host (deleted ones still held by a sandbox included). */
+  list(): Promise<string[]>
+  /**
+   * The volume's content for the content API: every operation stays inside the volume, never
+   * following a symlink or `..` out of it, whatever its sandboxes do meanwhile.
+   */
+  files(volumeID: string): VolumeFiles
+}
+
 /** What reconcile found at start and did about it. */
 export interface ReconcileReport {
   adopted: string[]
@@ -199,6 +251,8 @@ export interface Agent {
   commit(sandboxID: string, layerID: string): Promise<void>
   /** The template layers on this host. */
   readonly layers: LayerStore
+  /** The volumes on this host. */
+  readonly volumes: Volumes
   /** What reconcile did when this agent started. */
   readonly reconciled: ReconcileReport
   /** Stops the agent; sandboxes keep running. */

@@ -1,5 +1,6 @@
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
+import type { Agent } from '../agent/index.js'
 import type { Logger } from '../logger.js'
 import type { Store } from '../store/index.js'
 import { apiKeyAuth } from './auth.js'
@@ -13,16 +14,24 @@ import { templateBuildRoutes } from './routes/template-builds.js'
 import { templateTagRoutes } from './routes/template-tags.js'
 import { templateUploadRoutes } from './routes/template-uploads.js'
 import { templateRoutes } from './routes/templates.js'
-import { unsupportedRoutes, volumeContentRoutes } from './routes/unsupported-routes.js'
+import { unsupportedRoutes } from './routes/unsupported-routes.js'
+import { volumeContentRoutes } from './routes/volume-content.js'
+import { volumeRoutes } from './routes/volumes.js'
 import type { SandboxService } from './sandbox-service.js'
 import type { TemplateService } from './template-service.js'
 import type { TemplateUploads } from './template-uploads.js'
+import type { VolumeService } from './volume-service.js'
+import type { VolumeTokens } from './volume-tokens.js'
 
 export interface ApiAppOptions {
   store: Store
   service: SandboxService
   templates: TemplateService
   uploads: TemplateUploads
+  volumes: VolumeService
+  /** The content API's way to the volumes' files, and the tokens it checks. */
+  agent: Agent
+  volumeTokens: VolumeTokens
   /** The sandbox domain sandboxes are reached under (`<port>-<id>.<domain>`). */
   domain: string
   logger: Logger
@@ -43,6 +52,12 @@ export function createApiApp(options: ApiAppOptions): Hono {
   app.get('/health', (c) => c.body(null, 204))
   // Signed instead of keyed, and larger than the body limit allows (its own cap).
   app.route('/', templateUploadRoutes(uploads))
+  // A volume token instead of the API key (wave2-contracts §2.3), and file bodies streamed
+  // to the volume, whose size limit is the cap; its errors carry a string code.
+  app.route(
+    '/',
+    volumeContentRoutes({ store, agent: options.agent, tokens: options.volumeTokens, logger }),
+  )
   // Before authentication: a body is refused unread whoever sends it (Content-Length), or as
   // soon as a streamed one passes the limit.
   app.use(
@@ -54,8 +69,6 @@ export function createApiApp(options: ApiAppOptions): Hono {
       },
     }),
   )
-  // Volume content clients send a volume token, never the API key (unsupported-routes.ts).
-  app.route('/', volumeContentRoutes())
   app.use('*', apiKeyAuth(store))
   // Metrics first: `/sandboxes/metrics` must not be read as `/sandboxes/{sandboxID}`.
   app.route('/', sandboxMetricsRoutes(service))
@@ -67,6 +80,7 @@ export function createApiApp(options: ApiAppOptions): Hono {
   app.route('/', templateTagRoutes(templates))
   app.route('/', templateBuildRoutes(templates, uploads))
   app.route('/', templateRoutes(templates))
+  app.route('/', volumeRoutes(options.volumes))
   // The contract's routes Sandbar lacks answer 501; truly unknown paths stay 404 (below).
   app.route('/', unsupportedRoutes())
   app.onError((error, c) => {

@@ -114,6 +114,15 @@ export const apiErrors = {
   bodyTooLarge: (maxBytes: number) =>
     new ApiError('payloadTooLarge', `request body is larger than ${maxBytes} bytes`),
   internal: () => new ApiError('internal', 'internal server error'),
+  invalidVolumeName: () => new ApiError('badRequest', 'Invalid volume name'),
+  volumeNameTaken: (name: string) =>
+    new ApiError('badRequest', `Volume with name '${name}' already exists`),
+  /** Also for an ID that is no UUID: the tolerant choice of wave2-contracts §2.1. */
+  volumeNotFound: () => new ApiError('notFound', 'Volume not found'),
+  /** Sandbar's `sizeMB` extension of `NewVolume`, out of range. */
+  volumeSize: (minMB: number, maxMB: number) =>
+    new ApiError('badRequest', `sizeMB must be a whole number from ${minMB} to ${maxMB}`),
+  volumeCreateFailed: () => new ApiError('internal', 'Error when creating volume'),
   /**
    * A route of the contract whose feature Sandbar lacks: 501 with a message that names the
    * feature, so the SDK's error says where the user stands rather than "not found"

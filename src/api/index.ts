@@ -13,11 +13,15 @@ import { SandboxService, type SandboxServiceConfig } from './sandbox-service.js'
 import { startTelemetryLoop } from './sandbox-telemetry.js'
 import { TemplateService, type TemplateServiceConfig } from './template-service.js'
 import { TemplateUploads, type TemplateUploadsConfig } from './template-uploads.js'
+import { startVolumeCollection } from './volume-collection.js'
+import { ensureVolumes, VolumeService } from './volume-service.js'
+import { VolumeTokens } from './volume-tokens.js'
 import { WarmPools, type WarmPoolsConfig } from './warm-pools.js'
 
 export { ApiError, apiErrors } from './errors.js'
 /** The base template's sizes: what the host's capacity is counted in. */
 export { BASE_TEMPLATE, type SystemTemplate } from './system-templates.js'
+export { MAX_VOLUME_SIZE_MB, MIN_VOLUME_SIZE_MB } from './volume-service.js'
 export type { WarmPoolsConfig } from './warm-pools.js'
 export type { SandboxServiceConfig, TemplateService, TemplateServiceConfig, TemplateUploadsConfig }
 
@@ -38,6 +42,17 @@ export interface ControlPlaneOptions extends SandboxServiceConfig, TemplateUploa
   domain: string
   /** Sandboxes kept started for templates (warm-pools.ts); none by default. */
   warmPools?: WarmPoolsConfig
+  volumes: VolumeSettings
+}
+
+/** How volumes are made and reached (issue 15). */
+export interface VolumeSettings {
+  /** Signs volume tokens (HS256, 32 bytes); kept across starts, so tokens outlive a restart. */
+  tokenKey: Uint8Array
+  /** A volume token's lifetime (wave2-contracts §2.2: 1 h). */
+  tokenTtlSeconds: number
+  /** The size limit of a volume whose create names none, in MiB. */
+  defaultSizeMB: number
 }
 
 /** The api role (wire contract §1): the REST app, the proxy's directory and the expiry loop. */
@@ -90,13 +105,44 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
   )
   const expiry = startExpiryLoop(store, service, logger)
   const telemetry = startTelemetryLoop(service.telemetry, logger)
+  await ensureVolumes(store, agent, logger)
+  const volumeCollection = startVolumeCollection(store, agent, logger)
+  // wave2-contracts §2.2: the audience is the API's own name, `https://api.<domain>`.
+  const volumeTokens = new VolumeTokens(
+    options.volumes.tokenKey,
+    `https://api.${options.domain}`,
+    options.volumes.tokenTtlSeconds,
+  )
+  const volumes = new VolumeService(
+    store,
+    agent,
+    volumeTokens,
+    options.volumes,
+    logger,
+    volumeCollection.request,
+  )
   return {
-    app: createApiApp({ store, service, templates, uploads, domain: options.domain, logger }),
+    app: createApiApp({
+      store,
+      service,
+      templates,
+      uploads,
+      volumes,
+      agent,
+      volumeTokens,
+      domain: options.domain,
+      logger,
+    }),
     directory: sandboxDirectory(store, agent, service),
     templates,
     warmPools,
     close: async () => {
-      await Promise.all([expiry.stop(), telemetry.stop(), warmPools.close()])
+      await Promise.all([
+        expiry.stop(),
+        telemetry.stop(),
+        warmPools.close(),
+        volumeCollection.stop(),
+      ])
       await service.settled()
     },
   }

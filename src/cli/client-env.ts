@@ -31,7 +31,13 @@ export async function writeClientEnv(
   const existing = await readFile(file, 'utf8').catch(() => '')
   const kept = /^E2B_API_KEY=(\S+)$/m.exec(existing)?.[1]
   const newKey = kept === undefined ? await createKey(store) : undefined
-  const lines = [`E2B_DOMAIN=${settings.domain}`, `E2B_API_KEY=${kept ?? newKey}`]
+  const lines = [
+    `E2B_DOMAIN=${settings.domain}`,
+    // The SDK finds the volume content API here, not by E2B_API_URL (wave2-contracts §2.3):
+    // the API itself, which the proxy also serves as api.<domain>.
+    `E2B_VOLUME_API_URL=https://api.${settings.domain}`,
+    `E2B_API_KEY=${kept ?? newKey}`,
+  ]
   if (settings.caFile !== undefined) lines.push(`NODE_EXTRA_CA_CERTS=${settings.caFile}`)
   const text = `${lines.join('\n')}\n`
   await writeFile(file, text, { mode: 0o600 })

@@ -10,6 +10,7 @@ commands:
         [--no-masquerade] [--masquerade-builds] [--build-ca-file FILE] [--address-pool CIDR]
         [--max-sandboxes N] [--max-lifetime-hours N] [--keep-unused-layers]
         [--no-code-interpreter] [--warm-pool TEMPLATE_ID=N]... [--warm-pool-memory MiB]
+        [--volume-size-mb MiB] [--volume-token-ttl SECONDS]
         [--postgres-url URL] [--log-format pretty|json]
                                   run the E2B-compatible service: api, proxy, agent, store
       --domain D                  what clients put after api. and <port>-<sandboxID>. (E2B_DOMAIN),
@@ -38,6 +39,11 @@ commands:
                                   sandboxes run at the lowest CPU weight and survive restarts
       --warm-pool-memory MiB      the most memory waiting sandboxes may hold in all, by their
                                   limits; default a tenth of the host's
+      --volume-size-mb MiB        the size limit of a volume whose create names none (POST
+                                  /volumes takes Sandbar's sizeMB field); default 10240, from
+                                  16 to 1048576; the volume's filesystem refuses writes past it
+      --volume-token-ttl SECONDS  how long a volume token lets its holder reach the volume's
+                                  content; default 3600, as E2B's
       --log-format pretty|json    stderr's log: readable lines (time, warnings, sandboxes and
                                   builds with their durations) or one JSON object a line;
                                   default pretty on a terminal, json otherwise

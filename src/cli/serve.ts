@@ -18,6 +18,8 @@ import {
   BASE_TEMPLATE,
   type ControlPlane,
   createControlPlane,
+  MAX_VOLUME_SIZE_MB,
+  MIN_VOLUME_SIZE_MB,
   type WarmPoolsConfig,
 } from '../api/index.js'
 import { createBuilder } from '../builder/index.js'
@@ -77,6 +79,10 @@ export interface ServeConfig {
   postgresUrl?: string | undefined
   /** How stderr's log lines read: for a person (`pretty`) or for machines (`json`). */
   logFormat: LogFormat
+  /** The size limit of a volume whose create names none, in MiB. */
+  volumeSizeMB: number
+  /** How long a volume token is valid (wave2-contracts §2.2: 1 h). */
+  volumeTokenTtlSeconds: number
 }
 
 export function parseServeArgs(argv: string[]): ServeConfig {
@@ -105,6 +111,8 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       'max-lifetime-hours': { type: 'string', default: '1' },
       'postgres-url': { type: 'string' },
       'log-format': { type: 'string' },
+      'volume-size-mb': { type: 'string', default: '10240' },
+      'volume-token-ttl': { type: 'string', default: '3600' },
     },
   })
   if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) {
@@ -143,6 +151,8 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     postgresUrl: values['postgres-url'],
     logFormat:
       values['log-format'] === undefined ? defaultLogFormat() : logFormat(values['log-format']),
+    volumeSizeMB: volumeSize(values['volume-size-mb']),
+    volumeTokenTtlSeconds: positiveInt(values['volume-token-ttl'], 'volume-token-ttl'),
   }
 }
 
@@ -196,6 +206,16 @@ function positiveInt(value: string, flag: string): number {
   return n
 }
 
+function volumeSize(value: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < MIN_VOLUME_SIZE_MB || n > MAX_VOLUME_SIZE_MB) {
+    throw new UsageError(
+      `invalid --volume-size-mb '${value}' (${MIN_VOLUME_SIZE_MB} to ${MAX_VOLUME_SIZE_MB})`,
+    )
+  }
+  return n
+}
+
 function port(value: string): number {
   const n = Number(value)
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`invalid port '${value}'`)
@@ -211,6 +231,9 @@ export async function runServe(config: ServeConfig): Promise<void> {
   const logger = createLogger('sandbar', { format: config.logFormat })
   await makeDataDirPrivate(config.dataDir)
   const tokenKey = await loadTokenKey(path.join(config.dataDir, 'token.key'))
+  // Its own key, not token.key's: deleting the file voids every volume token and nothing else.
+  // Every api instance on one database needs the same file, as for token.key.
+  const volumeTokenKey = await loadTokenKey(path.join(config.dataDir, 'volume-token.key'))
   const store = await phase(logger, 'store open', () =>
     createStore(
       config.postgresUrl === undefined
@@ -267,6 +290,11 @@ export async function runServe(config: ServeConfig): Promise<void> {
       maxLifetimeHours: config.maxLifetimeHours,
       domain: config.domain,
       warmPools: config.warmPools,
+      volumes: {
+        tokenKey: volumeTokenKey,
+        tokenTtlSeconds: config.volumeTokenTtlSeconds,
+        defaultSizeMB: config.volumeSizeMB,
+      },
     }),
   )
   await phase(logger, 'base template ready', () =>

@@ -303,10 +303,46 @@ export interface TemplateStore {
 }
 
 /**
+ * A volume (issue 15): a team's named storage, whose data lives on the agent's host. Deleting
+ * one marks it (`deletedAt`): its name is free at once, and the row stays until the host has
+ * removed the data (api volume-collection.ts).
+ */
+export interface Volume {
+  volumeID: string
+  teamID: string
+  /** Unique among the team's live volumes (wave2-contracts §2.1). */
+  name: string
+  /** The size limit, in MiB. */
+  sizeMB: number
+  createdAt: Date
+  deletedAt: Date | null
+}
+
+/** Volumes as the volume routes and the data collection see them. */
+export interface VolumeStore {
+  /** Stores a new volume; throws if the team already has a live volume of that name. */
+  insertVolume(volume: Volume): Promise<void>
+  /** A live volume by ID; with `teamID`, another team's is not found. */
+  getVolume(volumeID: string, teamID?: string): Promise<Volume | undefined>
+  /** The team's live volume of that name. */
+  findVolume(teamID: string, name: string): Promise<Volume | undefined>
+  /** The team's live volumes, oldest first. */
+  listVolumes(teamID: string): Promise<Volume[]>
+  /** Marks the team's live volume deleted; false when it has none by that ID. */
+  deleteVolume(volumeID: string, teamID: string, at: Date): Promise<boolean>
+  /** Deleted volumes whose data is still to be removed, longest deleted first. */
+  deletedVolumes(): Promise<Volume[]>
+  /** Every volume the store knows, live or deleted: what the host's volumes are held against. */
+  allVolumeIDs(): Promise<Set<string>>
+  /** Drops a deleted volume's row once its data is gone; a live one is kept. */
+  forgetVolume(volumeID: string): Promise<void>
+}
+
+/**
  * The control plane's state (DESIGN.md § State): teams, hashed API keys, sandboxes and their
  * logs. One implementation over Kysely serves SQLite and PostgreSQL alike.
  */
-export interface Store extends TemplateStore {
+export interface Store extends TemplateStore, VolumeStore {
   /** Creates the default team unless one exists; `created` says whether this call made it. */
   ensureFirstTeam(): Promise<{ team: Team; created: boolean }>
   /** Creates a team; throws if the slug is taken. */

@@ -14,6 +14,7 @@ import { tagQueries } from './tag-queries.js'
 import { teamQueries } from './team-queries.js'
 import { templateQueries } from './template-queries.js'
 import type { TokenSeal } from './token-seal.js'
+import { volumeQueries } from './volume-queries.js'
 
 /** The one Store implementation: every query is written once, for both dialects. */
 export function createKyselyStore(
@@ -33,6 +34,7 @@ export function createKyselyStore(
     ...tagQueries(db),
     ...layerQueries(db),
     ...buildLogQueries(db),
+    ...volumeQueries(db),
     close: () => db.destroy(),
   }
 }

@@ -22,6 +22,7 @@ export interface Database {
   template_builds: TemplateBuildTable
   template_tags: TemplateTagTable
   template_build_logs: TemplateBuildLogTable
+  volumes: VolumeTable
 }
 
 export interface TeamTable {
@@ -151,4 +152,14 @@ export interface TemplateBuildLogTable {
   level: string
   message: string
   step: string | null
+}
+
+/** A volume; `deleted_at` set means deleted: its name is free, its data not yet removed. */
+export interface VolumeTable {
+  volume_id: string
+  team_id: string
+  name: string
+  size_mb: number
+  created_at: number
+  deleted_at: number | null
 }

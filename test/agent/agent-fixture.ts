@@ -103,6 +103,8 @@ export async function startTestAgent(overrides: Partial<AgentConfig> = {}): Prom
     dispose: async () => {
       try {
         for (const sandbox of await agent.list()) await agent.kill(sandbox.sandboxID)
+        // Volumes outlive the agent as sandboxes do; a test's go with its data directory.
+        for (const volumeID of await agent.volumes.list()) await agent.volumes.remove(volumeID)
         await agent.close()
         return await hostLeaks(config)
       } finally {

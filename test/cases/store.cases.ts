@@ -12,6 +12,7 @@ import {
 import { allPages, BASE_TIME, contractHash, sandbox } from '../store/store-fixture.js'
 import { runMigrationCases } from './store-migration.cases.js'
 import { runTemplateStoreCases } from './template-store.cases.js'
+import { runVolumeStoreCases } from './volume-store.cases.js'
 
 /** A stored API key row, read behind the store's back to check what it wrote. */
 export interface RawApiKeyRow {
@@ -511,6 +512,7 @@ export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOp
     })
 
     runTemplateStoreCases(newConfig)
+    runVolumeStoreCases(newConfig)
     runMigrationCases(newConfig)
   })
 }

@@ -1,29 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import {
-  type BuildLogEntry,
-  type BuildLogQuery,
-  createStore,
-  type Store,
-  type StoreConfig,
-} from '../../src/store/index.js'
+import { describe, expect, it } from 'vitest'
+import type { BuildLogEntry, BuildLogQuery, StoreConfig } from '../../src/store/index.js'
 import { BASE_TIME } from '../store/store-fixture.js'
 import { build, readyBuild, result, template } from '../store/template-fixture.js'
+import { twoTeamStores } from './two-team-store.js'
 
 /** The TemplateStore part of the Store suite (runStoreCases), on every backend. */
 export function runTemplateStoreCases(newConfig: () => Promise<StoreConfig>): void {
   describe('templates', () => {
-    const open: Store[] = []
-    afterEach(async () => {
-      await Promise.all(open.splice(0).map((store) => store.close()))
-    })
-
-    async function fresh(): Promise<{ store: Store; teamID: string; otherTeamID: string }> {
-      const store = await createStore(await newConfig())
-      open.push(store)
-      const { team } = await store.ensureFirstTeam()
-      const other = await store.createTeam('other', 'other')
-      return { store, teamID: team.id, otherTeamID: other.id }
-    }
+    const fresh = twoTeamStores(newConfig)
 
     const at = (ms: number) => new Date(BASE_TIME + ms)
 

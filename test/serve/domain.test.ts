@@ -46,11 +46,12 @@ async function runDomainClient(sdk: string): Promise<DomainClientReport> {
 }
 
 describe('client.env', () => {
-  it('names the domain, the key and the authority of the proxy certificate', async () => {
+  it('names the domain, the volume content URL, the key and the authority of the proxy certificate', async () => {
     const variables = clientEnvVariables(serve.clientEnvText)
     const proxyPort = new URL(serve.client.sandboxUrl).port
     expect(variables).toEqual({
       E2B_DOMAIN: `sandbar.localhost:${proxyPort}`,
+      E2B_VOLUME_API_URL: `https://api.sandbar.localhost:${proxyPort}`,
       E2B_API_KEY: expect.stringMatching(/^e2b_[0-9a-f]{40}$/),
       NODE_EXTRA_CA_CERTS: `${serve.dataDir}/tls/ca.pem`,
     })

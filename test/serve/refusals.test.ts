@@ -6,9 +6,6 @@ import {
   Secret,
   SecretError,
   SecretNotFoundError,
-  Volume,
-  VolumeError,
-  VolumeNotFoundError,
 } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callApi } from '../support/serve-process.js'
@@ -69,26 +66,6 @@ describe('routes Sandbar lacks answer 501 naming the feature', () => {
     expect((await sandbox.commands.run('echo still')).stdout).toBe('still\n')
   })
 
-  it('volumes and their content, as VolumeError rather than "not found"', async () => {
-    const created = await rejection(Volume.create('data', opts()))
-    expect(created).toBeInstanceOf(VolumeError)
-    expect(created.message).toBe(
-      '501: Volumes are not supported by this Sandbar server yet: it has no storage that outlives a sandbox. Keep data that must last outside Sandbar, or in a sandbox you pause rather than kill.',
-    )
-    expect((await rejection(Volume.list(opts()))).message).toMatch(/^501: Volumes are not/)
-    const info = await rejection(Volume.getInfo('7d3c1f2e-0000-4000-8000-000000000000', opts()))
-    expect(info).toBeInstanceOf(VolumeError)
-    expect(info).not.toBeInstanceOf(VolumeNotFoundError)
-    expect((await rejection(Volume.destroy('some-volume', opts()))).message).toMatch(/^501: /)
-    // The content API takes a volume token, not the API key (wave2-contracts §2.3).
-    const content = new Volume('some-volume', 'data', 'a-volume-token')
-    const listing = await rejection(content.list('/', { apiUrl: serve.client.apiUrl }))
-    expect(listing).toBeInstanceOf(VolumeError)
-    expect(listing.message).toBe(
-      '501: Volume content is not supported by this Sandbar server yet: it has no volumes, so there is no content to read or write.',
-    )
-  })
-
   it('secrets, as SecretError rather than "not found"', async () => {
     const created = await rejection(Secret.create('openai-key', 'sk-secret', opts()))
     expect(created).toBeInstanceOf(SecretError)
@@ -105,10 +82,6 @@ describe('routes Sandbar lacks answer 501 naming the feature', () => {
       ['POST', `/sandboxes/${sandbox.sandboxId}/snapshots`, 'Snapshots are'],
       ['GET', '/snapshots?sandboxID=x', 'Snapshots are'],
       ['POST', `/sandboxes/${sandbox.sandboxId}/fork`, 'Forking sandboxes is'],
-      ['GET', '/volumes', 'Volumes are'],
-      ['POST', '/volumes', 'Volumes are'],
-      ['GET', '/volumes/v1', 'Volumes are'],
-      ['DELETE', '/volumes/v1', 'Volumes are'],
       ['GET', '/secrets', 'Secrets are'],
       ['POST', '/secrets', 'Secrets are'],
       ['GET', '/secrets/sec_1', 'Secrets are'],
@@ -148,32 +121,6 @@ describe('routes Sandbar lacks answer 501 naming the feature', () => {
         route: `${method} ${path}`,
         status: 501,
         body: { code: 501, message: expect.stringMatching(new RegExp(`^${feature} ${NOT_YET}`)) },
-      })
-    }
-  })
-
-  it('every volume content route, without the API key, with a string code', async () => {
-    const routes = [
-      ['GET', 'path'],
-      ['PATCH', 'path'],
-      ['DELETE', 'path'],
-      ['GET', 'dir'],
-      ['POST', 'dir'],
-      ['GET', 'file'],
-      ['PUT', 'file'],
-    ]
-    for (const [method, resource] of routes) {
-      const answer = await fetch(`${serve.client.apiUrl}/volumecontent/v1/${resource}?path=/a`, {
-        method,
-        headers: { authorization: 'Bearer a-volume-token' },
-      })
-      expect({ route: `${method} ${resource}`, status: answer.status }).toEqual({
-        route: `${method} ${resource}`,
-        status: 501,
-      })
-      expect(await answer.json()).toEqual({
-        code: '501',
-        message: expect.stringMatching(new RegExp(`^Volume content is ${NOT_YET}`)),
       })
     }
   })

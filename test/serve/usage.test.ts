@@ -63,4 +63,19 @@ describe('sandbar command line', () => {
     expect(code).toBe(2)
     expect(stderr).toMatch(/^sandbar serve: invalid --log-format 'yaml' \(one of pretty, json\)/)
   })
+
+  it('documents the volume flags and refuses sizes out of range', async () => {
+    const help = await sandbar('serve', '--help')
+    expect(help.stdout).toContain('--volume-size-mb MiB')
+    expect(help.stdout).toContain('--volume-token-ttl SECONDS')
+    for (const size of ['8', '2000000', 'big']) {
+      const { code, stderr } = await sandbar('serve', '--volume-size-mb', size)
+      expect(code).toBe(2)
+      expect(stderr).toMatch(
+        new RegExp(`^sandbar serve: invalid --volume-size-mb '${size}' \\(16 to 1048576\\)`),
+      )
+    }
+    const ttl = await sandbar('serve', '--volume-token-ttl', '0')
+    expect(ttl.stderr).toMatch(/^sandbar serve: invalid --volume-token-ttl '0'/)
+  })
 })

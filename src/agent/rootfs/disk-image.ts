@@ -18,13 +18,23 @@ export interface DiskImage {
   sizeMB: number
 }
 
+/** How a disk's filesystem is made. */
+export interface MkfsOptions {
+  /**
+   * Keep ext4's journal. A sandbox's disk goes without one: it does not outlive a crash of its
+   * host (reconcile removes it), so the journal's writes buy nothing. A volume's data must
+   * survive a crash or power cut, so a volume keeps it (agent volumes/host-volumes.ts).
+   */
+  journal?: boolean
+}
+
 /**
  * mkfs.ext4's argv for `image` (host-facts § Disk limits: ~17 ms with the mount). `-N` bounds
- * the inodes; no journal and lazy init keep creation cheap (a sandbox's disk does not outlive
- * a crash of its host: reconcile removes it); `-m 0`: the blocks ext4 reserves for host root
- * would be out of reach of the sandbox's root, whose host ID is unprivileged. Pure.
+ * the inodes; lazy init keeps creation cheap and the image sparse; `-m 0`: the blocks ext4
+ * reserves for host root would be out of reach of the sandbox's root, whose host ID is
+ * unprivileged. Pure.
  */
-export function mkfsArgs(image: string, sizeMB: number): string[] {
+export function mkfsArgs(image: string, sizeMB: number, options: MkfsOptions = {}): string[] {
   if (!Number.isInteger(sizeMB) || sizeMB < 16) {
     throw new RangeError(`disk size must be a whole number of MiB, at least 16: ${sizeMB}`)
   }
@@ -34,27 +44,47 @@ export function mkfsArgs(image: string, sizeMB: number): string[] {
     ...['-N', String(sizeMB * INODES_PER_MB)],
     ...['-m', '0'],
     ...['-E', 'lazy_itable_init=1,lazy_journal_init=1'],
-    ...['-O', '^has_journal'],
+    ...(options.journal === true ? [] : ['-O', '^has_journal']),
     image,
     `${sizeMB}M`,
   ]
 }
 
+/** Makes `image` (which must not exist) a sparse file holding an empty ext4 filesystem. */
+export async function makeDiskImage(
+  image: string,
+  sizeMB: number,
+  options: MkfsOptions = {},
+): Promise<void> {
+  const handle = await open(image, 'wx', 0o600)
+  await handle.close()
+  await runHostCommand('mkfs.ext4', mkfsArgs(image, sizeMB, options))
+}
+
 /**
- * Makes and mounts the sandbox's disk. The mount is `nodev,nosuid` (nothing from the sandbox
- * becomes a device or setuid program on the host side) and its root directory stays root's,
- * 0700: the agent reaches what lies there, the sandbox's IDs only what the overlay exposes.
+ * Mounts `image` at `mountPoint`, `nodev,nosuid` (nothing written there becomes a device or
+ * setuid program on the host side) and `noatime`. A loop device still backed by the image (its
+ * filesystem mounted elsewhere, such as in a sandbox, after this mount went) is mounted again
+ * rather than a second one attached: two loop devices over one file would be two filesystems
+ * writing the same blocks.
+ */
+export async function mountImage(image: string, mountPoint: string): Promise<void> {
+  const [attached] = await loopDevicesOf(image)
+  // `-o loop` sets up the loop device with autoclear: the last unmount detaches it.
+  const [options, source] =
+    attached === undefined
+      ? ['loop,nodev,nosuid,noatime', image]
+      : ['nodev,nosuid,noatime', attached]
+  await runHostCommand('mount', [...['-t', 'ext4', '-o', options], source, mountPoint])
+}
+
+/**
+ * Makes and mounts the sandbox's disk. Its root directory stays root's, 0700: the agent
+ * reaches what lies there, the sandbox's IDs only what the overlay exposes.
  */
 export async function mountDiskImage(disk: DiskImage): Promise<void> {
-  const handle = await open(disk.image, 'wx', 0o600)
-  await handle.close()
-  await runHostCommand('mkfs.ext4', mkfsArgs(disk.image, disk.sizeMB))
-  // `-o loop` sets up the loop device with autoclear: unmounting detaches it.
-  await runHostCommand('mount', [
-    ...['-t', 'ext4', '-o', 'loop,nodev,nosuid,noatime'],
-    disk.image,
-    disk.mountPoint,
-  ])
+  await makeDiskImage(disk.image, disk.sizeMB)
+  await mountImage(disk.image, disk.mountPoint)
   await chmod(disk.mountPoint, 0o700)
 }
 

@@ -3,13 +3,15 @@ import path from 'node:path'
 
 /** One line of `/proc/self/mountinfo` (proc(5)), with octal escapes (`\040`) decoded. */
 export interface MountEntry {
+  /** The filesystem's device, `major:minor` (field 3). */
+  device: string
   mountPoint: string
   fsType: string
   source: string
   superOptions: string
 }
 
-/** Parses mountinfo: fields 5 (mount point), then after the `-` separator type, source, options. */
+/** Parses mountinfo: fields 3 (device), 5 (mount point), then after the `-` separator type, source, options. */
 export function parseMountinfo(text: string): MountEntry[] {
   const entries: MountEntry[] = []
   for (const line of text.split('\n')) {
@@ -19,6 +21,7 @@ export function parseMountinfo(text: string): MountEntry[] {
     const [fsType, source, superOptions] = fields.slice(separator + 1)
     if (separator < 6 || mountPoint === undefined || fsType === undefined) continue
     entries.push({
+      device: fields[2] ?? '',
       mountPoint: unescapeOctal(mountPoint),
       fsType,
       source: unescapeOctal(source ?? ''),

@@ -30,16 +30,6 @@ export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
   },
   {
     message:
-      'Volumes are not supported by this Sandbar server yet: it has no storage that outlives a sandbox. Keep data that must last outside Sandbar, or in a sandbox you pause rather than kill.',
-    routes: [
-      'GET /volumes',
-      'POST /volumes',
-      'GET /volumes/:volumeID',
-      'DELETE /volumes/:volumeID',
-    ],
-  },
-  {
-    message:
       'Secrets are not supported by this Sandbar server yet: it cannot keep values for sandboxes to use. Pass them to the sandbox as environment variables (envs) instead.',
     routes: [
       'GET /secrets',
@@ -114,25 +104,6 @@ export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
   },
 ]
 
-/**
- * The volume content API (wave2-contracts §2.3). Its clients carry a volume token, not the API
- * key, so it answers before authentication; and its error `code` is a string, unlike the rest
- * of the API's. Sandbar issues no volume tokens, so nothing here needs one checked.
- */
-export const VOLUME_CONTENT: UnsupportedFeature = {
-  message:
-    'Volume content is not supported by this Sandbar server yet: it has no volumes, so there is no content to read or write.',
-  routes: [
-    'GET /volumecontent/:volumeID/path',
-    'PATCH /volumecontent/:volumeID/path',
-    'DELETE /volumecontent/:volumeID/path',
-    'GET /volumecontent/:volumeID/dir',
-    'POST /volumecontent/:volumeID/dir',
-    'GET /volumecontent/:volumeID/file',
-    'PUT /volumecontent/:volumeID/file',
-  ],
-}
-
 /** Every route of UNSUPPORTED_FEATURES, answering 501 with its feature's message. */
 export function unsupportedRoutes() {
   const app = new Hono()
@@ -143,19 +114,6 @@ export function unsupportedRoutes() {
         throw apiErrors.notImplemented(message)
       })
     }
-  }
-  return app
-}
-
-/** The volume content routes, answering 501 with the content API's string `code`. */
-export function volumeContentRoutes() {
-  const app = new Hono()
-  const error = apiErrors.notImplemented(VOLUME_CONTENT.message)
-  for (const route of VOLUME_CONTENT.routes) {
-    const [method, path] = splitRoute(route)
-    app.on(method, path, (c) =>
-      c.json({ code: String(error.status), message: error.message }, error.status),
-    )
   }
   return app
 }

@@ -3,6 +3,7 @@ import { type Migration, Migrator } from 'kysely/migration'
 import { initMigration, type StoreDialect } from './0001-init.js'
 import { telemetryMigration } from './0002-telemetry.js'
 import { templatesMigration } from './0003-templates.js'
+import { volumesMigration } from './0004-volumes.js'
 
 /**
  * The migrations in order. Listed here rather than read from the folder, so the bundled
@@ -14,6 +15,7 @@ export function storeMigrations(dialect: StoreDialect): Record<string, Migration
     '0001-init': initMigration(dialect),
     '0002-telemetry': telemetryMigration,
     '0003-templates': templatesMigration(dialect),
+    '0004-volumes': volumesMigration,
   }
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { UNSUPPORTED_FEATURES, VOLUME_CONTENT } from '../../../src/api/routes/unsupported-routes.js'
+import { UNSUPPORTED_FEATURES } from '../../../src/api/routes/unsupported-routes.js'
 
-const features = [...UNSUPPORTED_FEATURES, VOLUME_CONTENT]
+const features = UNSUPPORTED_FEATURES
 
 describe('the routes Sandbar refuses with 501', () => {
   it('name the feature, then what is missing, in one form', () => {

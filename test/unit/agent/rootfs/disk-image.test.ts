@@ -15,6 +15,12 @@ describe('mkfsArgs', () => {
     ])
   })
 
+  it("keeps ext4's journal when asked, as a volume's disk is", () => {
+    const args = mkfsArgs('/d/volume.img', 1024, { journal: true })
+    expect(args).not.toContain('^has_journal')
+    expect(args).toEqual(expect.arrayContaining(['-m', '0', '/d/volume.img', '1024M']))
+  })
+
   it('refuses sizes that are not whole MiB or too small for ext4', () => {
     expect(() => mkfsArgs('/d/disk.img', 1.5)).toThrow(RangeError)
     expect(() => mkfsArgs('/d/disk.img', 8)).toThrow(RangeError)

@@ -7,9 +7,10 @@ const text = `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
 `
 
 describe('parseMountinfo', () => {
-  it('reads mount point, type, source and super options', () => {
+  it('reads device, mount point, type, source and super options', () => {
     const entries = parseMountinfo(text)
     expect(entries[1]).toEqual({
+      device: '0:50',
       mountPoint: '/var/lib/sandbar/sandboxes/x/rootfs',
       fsType: 'overlay',
       source: 'overlay',

@@ -9,6 +9,8 @@ import { createApiApp } from '../../../../src/api/app.js'
 import { SandboxService } from '../../../../src/api/sandbox-service.js'
 import { TemplateService } from '../../../../src/api/template-service.js'
 import { TemplateUploads } from '../../../../src/api/template-uploads.js'
+import { VolumeService } from '../../../../src/api/volume-service.js'
+import { VolumeTokens } from '../../../../src/api/volume-tokens.js'
 import { WarmPools, type WarmPoolsConfig } from '../../../../src/api/warm-pools.js'
 import {
   type Builder,
@@ -128,6 +130,18 @@ export function recordingAgent(
     },
     commit: refuse,
     layers: { has: refuse, add: refuse, squash: refuse, collect: refuse },
+    volumes: {
+      create: refuse,
+      remove: refuse,
+      usage: refuse,
+      list: async () => [],
+      directory: () => {
+        throw new Error('not used by these tests')
+      },
+      files: () => {
+        throw new Error('not used by these tests')
+      },
+    },
     reconciled: { adopted: [], removed: [] },
     close: async () => {},
   }
@@ -213,7 +227,26 @@ export async function templateApp(
     logger,
     warmPools,
   )
-  const app = createApiApp({ store, service, templates, uploads, domain: 'sandbar.test', logger })
+  const volumeTokens = new VolumeTokens(randomBytes(32), 'https://api.sandbar.test', 3600)
+  const volumes = new VolumeService(
+    store,
+    agent,
+    volumeTokens,
+    { defaultSizeMB: 16 },
+    logger,
+    () => {},
+  )
+  const app = createApiApp({
+    store,
+    service,
+    templates,
+    uploads,
+    volumes,
+    agent,
+    volumeTokens,
+    domain: 'sandbar.test',
+    logger,
+  })
   return {
     app,
     store,
