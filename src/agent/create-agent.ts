@@ -38,6 +38,7 @@ import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.j
 import { checkSubordinateIDs } from './subordinate-ids.js'
 import { startTemplateCommand, takeFirstCommandPath } from './template-command.js'
 import { ID_RANGES, sandboxIDMap } from './user-namespace.js'
+import { checkVolumeMounts } from './volumes/volume-mount-path.js'
 
 /** How long a new sandbox's envd may take to answer, unless the config says otherwise. */
 const ENVD_START_TIMEOUT_MS = 15_000
@@ -125,6 +126,7 @@ class HostAgent implements Agent {
       if (!(await pathExists(layer))) throw new TemplateNotFoundError(template.templateID)
     }
     const { config } = this.parts
+    checkVolumeMounts(request.volumeMounts ?? [])
     return this.exclusive(request.sandboxID, async () => {
       const started = performance.now()
       // Handed to envd at start (see sandbox-host.ts); only `/init` pushes carrying it apply.
@@ -155,7 +157,7 @@ class HostAgent implements Agent {
       const { slot } = record
       const log = config.logger.child({ sandboxID: request.sandboxID })
       try {
-        const network = await startSandboxHost(this.parts, record, layers)
+        const network = await startSandboxHost(this.parts, record, layers, request.volumeMounts)
         const url = envdURL(network.sandboxAddress)
         await waitForEnvd(url, {
           timeoutMs: config.envdStartTimeoutMs ?? ENVD_START_TIMEOUT_MS,

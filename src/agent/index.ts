@@ -8,6 +8,7 @@ export {
   SandboxNotFoundError,
   SandboxStateError,
   TemplateNotFoundError,
+  VolumeMountError,
 } from './errors.js'
 /** Host tools, for the builder, which runs beside the agent on its host (skopeo, mmdebstrap). */
 export { type HostCommandOptions, runHostCommand } from './host-command.js'
@@ -34,6 +35,8 @@ export {
   parseEgressPolicy,
 } from './network/egress-policy.js'
 export { toolboxNodeArgv } from './rootfs/toolbox.js'
+/** Where a volume may be mounted, shared with the api so a bad path is a 400 before anything starts. */
+export { volumeMountPathProblem } from './volumes/volume-mount-path.js'
 export type { EgressPolicy, RuntimeName }
 export { RUNTIME_NAMES }
 
@@ -68,7 +71,7 @@ export interface AgentConfig {
   maxSandboxes?: number
   /**
    * scripts/build.mjs's output directory: the built envd (`<dir>/envd/envd.mjs`) and the
-   * agent's `idmapped-overlay` helper.
+   * agent's `idmapped-mount` helper.
    */
   envdBuildDir: string
   logger: Logger
@@ -86,6 +89,22 @@ export interface SandboxTemplate {
   startCmd?: string
   /** Retried every 2 s until it exits 0 (§2.5); default `sleep 20` with a start command. */
   readyCmd?: string
+}
+
+/**
+ * A volume in a sandbox (DESIGN.md: a host directory owned by the service): `hostDir` appears
+ * read-write at `path`, live-shared with every other sandbox mounting it and with the host,
+ * nodev and nosuid. Files on it carry the sandbox's own IDs as stored IDs (0 is the sandbox's
+ * root, 1000 its `user`), whichever sandbox mounts it.
+ */
+export interface VolumeMount {
+  /** Absolute inside the sandbox, without '.' or '..' components (volumeMountPathProblem). */
+  path: string
+  /**
+   * The volume's directory on the host, on a file system that takes idmapped mounts (ext4,
+   * XFS, btrfs; not overlayfs, NFS or 9p).
+   */
+  hostDir: string
 }
 
 /** What `create` needs to start one sandbox. */
@@ -108,6 +127,12 @@ export interface SandboxRequest {
   /** envd access token; unset = envd open to anyone who reaches it. */
   accessToken?: string
   egress: EgressPolicy
+  /**
+   * Volumes mounted from the start (a path refused by volumeMountPathProblem, or used twice,
+   * is a VolumeMountError); a running sandbox takes no new ones, so a create with volumes
+   * starts cold.
+   */
+  volumeMounts?: VolumeMount[]
 }
 
 /** What a client's create sets in a sandbox started before it came (`Agent.claim`). */
