@@ -101,8 +101,10 @@ export interface VolumeMount {
   /** Absolute inside the sandbox, without '.' or '..' components (volumeMountPathProblem). */
   path: string
   /**
-   * The volume's directory on the host, on a file system that takes idmapped mounts (ext4,
-   * XFS, btrfs; not overlayfs, NFS or 9p).
+   * The volume's directory on the host, absolute, on a file system that takes idmapped mounts
+   * (ext4, XFS, btrfs; not overlayfs, NFS or 9p). Symlinks along it are followed when it is
+   * mounted, so no sandbox may write along the way: the volume's own mount point, not a
+   * directory inside a volume.
    */
   hostDir: string
 }

@@ -7,17 +7,16 @@ import { runHostCommand } from '../../src/agent/host-command.js'
 import { type SandboxInfo, VolumeMountError } from '../../src/agent/index.js'
 import { detachStages, IDMAPPED_MOUNT_HELPER } from '../../src/agent/rootfs/idmapped-mount.js'
 import { mountsUnder } from '../../src/agent/rootfs/mountinfo.js'
-import { SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { stageVolumeMounts } from '../../src/agent/volumes/volume-stage.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
 import {
   hostLeaks,
   readRecord,
   sandboxRequest,
+  saveHalfMadeRecord,
   startTestAgent,
   type TestAgent,
 } from './agent-fixture.js'
-import { TEST_ID_MAP } from './runtime-fixture.js'
 
 // Issue 15: a volume's host directory mounted into sandboxes, idmapped through each sandbox's
 // user namespace, shared live, nodev and nosuid, with nothing a sandbox does through it
@@ -331,20 +330,7 @@ describe('after an agent restart', () => {
     await test.agent.close()
     // A crash between staging a new sandbox's volume and its runtime's start.
     const halfMade = `i${randomBytes(10).toString('hex')}`
-    await new SandboxRecords(path.join(dataDir, 'sandboxes')).save({
-      sandboxID: halfMade,
-      templateID: 'base',
-      runtime: 'crun',
-      slot: 7,
-      idMap: TEST_ID_MAP,
-      cpuCount: 1,
-      memoryMB: 256,
-      diskSizeMB: 512,
-      envVars: {},
-      egress: { allowOut: [], denyOut: [] },
-      state: 'creating',
-      createdAt: new Date().toISOString(),
-    })
+    await saveHalfMadeRecord(dataDir, halfMade)
     await stageVolumeMounts({
       helper: path.join(inject('envdBuildDir'), IDMAPPED_MOUNT_HELPER),
       userNamespace: path.join(dataDir, 'sandboxes', a.sandboxID, 'userns'),

@@ -30,6 +30,11 @@ export interface VolumeBind {
  */
 export async function stageVolumeMounts(spec: VolumeStageSpec): Promise<VolumeBind[]> {
   if (spec.mounts.length === 0) return []
+  for (const { hostDir } of spec.mounts) {
+    // A relative one would be the helper's working directory's: not a volume.
+    if (!path.isAbsolute(hostDir))
+      throw new Error(`volume host directory must be absolute: ${hostDir}`)
+  }
   const binds = spec.mounts.map((mount, index) => ({
     hostDir: mount.hostDir,
     source: path.join(spec.stageDir, String(index)),
