@@ -271,6 +271,29 @@ describe('create with volumes', () => {
     expect((await hostLeaks(test.config)).sort()).toEqual(before)
   })
 
+  it('mounts a volume inside another after it, whatever the order asked', async () => {
+    const inner = path.join(volume, 'inner-source')
+    await mkdir(inner)
+    await writeFile(path.join(inner, 'marker'), 'inner\n')
+    const info = await test.agent.create(
+      sandboxRequest({
+        volumeMounts: [
+          { path: '/data/inner', hostDir: inner },
+          { path: '/data', hostDir: volume },
+        ],
+      }),
+    )
+    try {
+      expect(await run(info, 'cat /data/inner/marker /data/inner-source/marker')).toBe(
+        'inner\ninner\n',
+      )
+    } finally {
+      await test.agent.kill(info.sandboxID)
+    }
+    // The inner mount point was made in the outer volume, as a mount point is.
+    expect(await readFile(path.join(inner, 'marker'), 'utf8')).toBe('inner\n')
+  })
+
   it('stages a volume in a few milliseconds (median of 5, printed beside whole creates)', async () => {
     const userNamespace = path.join(test.config.dataDir, 'sandboxes', a.sandboxID, 'userns')
     const { idMap } = await readRecord(test.config.dataDir, a.sandboxID)
