@@ -101,10 +101,11 @@ export interface VolumeMount {
   /** Absolute inside the sandbox, without '.' or '..' components (volumeMountPathProblem). */
   path: string
   /**
-   * The volume's directory on the host, absolute, on a file system that takes idmapped mounts
-   * (ext4, XFS, btrfs; not overlayfs, NFS or 9p). Symlinks along it are followed when it is
-   * mounted, so no sandbox may write along the way: the volume's own mount point, not a
-   * directory inside a volume.
+   * The volume's mount point on the host, as the mount table names it (absolute, no symlink
+   * along the way), of a file system that takes idmapped mounts (ext4, XFS, btrfs, tmpfs; not
+   * overlayfs, NFS or 9p). Anything else is refused: an unmounted volume's directory lies on
+   * the host's own file system, and a directory inside a volume is one a sandbox may swap for
+   * a symlink.
    */
   hostDir: string
 }

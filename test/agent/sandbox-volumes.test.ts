@@ -17,6 +17,7 @@ import {
   startTestAgent,
   type TestAgent,
 } from './agent-fixture.js'
+import { mountTestVolume, removeTestVolume } from './volume-fixture.js'
 
 // Issue 15: a volume's host directory mounted into sandboxes, idmapped through each sandbox's
 // user namespace, shared live, nodev and nosuid, with nothing a sandbox does through it
@@ -39,13 +40,7 @@ beforeAll(async () => {
   // Readable by anyone: only path resolution keeps a sandbox from the secret beside the volume.
   await chmod(scratch, 0o755)
   await writeFile(path.join(scratch, 'secret'), 'host only\n', { mode: 0o644 })
-  volume = path.join(scratch, 'volume')
-  const image = path.join(scratch, 'volume.img')
-  await runHostCommand('truncate', ['-s', '64M', image])
-  await runHostCommand('mkfs.ext4', ['-q', image])
-  await mkdir(volume)
-  await runHostCommand('mount', ['-o', 'loop,nodev,nosuid', image, volume])
-  await chmod(volume, 0o777)
+  volume = await mountTestVolume(scratch, 'volume')
   test = await startTestAgent()
   a = await test.agent.create(atData())
   b = await test.agent.create(atData())
@@ -59,8 +54,13 @@ afterAll(async () => {
   try {
     leaks = await test?.dispose()
   } finally {
-    if (volume !== '') await runHostCommand('umount', [volume]).catch(() => undefined)
-    if (scratch !== '') await rm(scratch, { recursive: true, force: true })
+    if (scratch !== '') {
+      // The volumes and the file systems the tests mount, innermost first.
+      for (const point of (await mountsUnder(scratch)).reverse()) {
+        await runHostCommand('umount', [point])
+      }
+      await rm(scratch, { recursive: true, force: true })
+    }
   }
   expect(leaks).toEqual([])
 })
@@ -254,26 +254,44 @@ describe('create with volumes', () => {
   })
 
   it('fails on a volume it cannot mount, and leaves nothing behind', async () => {
-    const missing = path.join(scratch, 'missing')
-    const request = sandboxRequest({ volumeMounts: [{ path: '/data', hostDir: missing }] })
-    // What the running sandboxes hold on the host; the failed one must add nothing to it.
+    // What the running sandboxes hold on the host; the failed ones must add nothing to it.
     const before = (await hostLeaks(test.config)).sort()
-    await expect(test.agent.create(request)).rejects.toThrow(
-      `idmapped-mount: open_tree ${missing}: No such file or directory`,
-    )
-    expect(await test.agent.get(request.sandboxID)).toBeUndefined()
-    // Staged, then refused by the runtime: a mount point under a file.
-    const underFile = sandboxRequest({
-      volumeMounts: [{ path: '/etc/passwd/data', hostDir: volume }],
+    const attempt = async (hostDir: string, mountPath = '/data') => {
+      const request = sandboxRequest({ volumeMounts: [{ path: mountPath, hostDir }] })
+      const failure = test.agent.create(request).then(
+        () => 'created',
+        (error: unknown) => String(error),
+      )
+      return { failure: await failure, after: await test.agent.get(request.sandboxID) }
+    }
+    // An unmounted volume: its directory lies on the host's own file system.
+    const unmounted = path.join(scratch, 'unmounted')
+    await mkdir(unmounted)
+    expect(await attempt(unmounted)).toEqual({
+      failure: `Error: volume host directory '${unmounted}' is not a mount point`,
+      after: undefined,
     })
-    await expect(test.agent.create(underFile)).rejects.toThrow(/crun .* failed: .*Not a directory/)
-    expect(await test.agent.get(underFile.sandboxID)).toBeUndefined()
+    // A file system without idmapped mounts: the helper refuses it.
+    const overlay = path.join(scratch, 'overlay')
+    for (const dir of ['lower', 'upper', 'work', 'merged'])
+      await mkdir(path.join(overlay, dir), { recursive: true })
+    await runHostCommand('mount', [
+      ...['-t', 'overlay', 'overlay'],
+      ...['-o', `lowerdir=${overlay}/lower,upperdir=${overlay}/upper,workdir=${overlay}/work`],
+      `${overlay}/merged`,
+    ])
+    const onOverlay = await attempt(`${overlay}/merged`)
+    expect(onOverlay.failure).toContain('the file system may not support idmapped mounts')
+    expect(onOverlay.after).toBeUndefined()
+    // Staged, then refused by the runtime: a mount point under a file.
+    const underFile = await attempt(volume, '/etc/passwd/data')
+    expect(underFile.failure).toMatch(/crun .* failed: .*Not a directory/)
+    expect(underFile.after).toBeUndefined()
     expect((await hostLeaks(test.config)).sort()).toEqual(before)
   })
 
   it('mounts a volume inside another after it, whatever the order asked', async () => {
-    const inner = path.join(volume, 'inner-source')
-    await mkdir(inner)
+    const inner = await mountTestVolume(scratch, 'inner', 16)
     await writeFile(path.join(inner, 'marker'), 'inner\n')
     const info = await test.agent.create(
       sandboxRequest({
@@ -284,14 +302,13 @@ describe('create with volumes', () => {
       }),
     )
     try {
-      expect(await run(info, 'cat /data/inner/marker /data/inner-source/marker')).toBe(
-        'inner\ninner\n',
-      )
+      expect(await run(info, 'cat /data/inner/marker')).toBe('inner\n')
+      // The outer volume, whose fresh file system has lost+found at its root.
+      expect(await run(info, 'test -d /data/lost+found && echo outer')).toBe('outer\n')
     } finally {
       await test.agent.kill(info.sandboxID)
+      await removeTestVolume(inner)
     }
-    // The inner mount point was made in the outer volume, as a mount point is.
-    expect(await readFile(path.join(inner, 'marker'), 'utf8')).toBe('inner\n')
   })
 
   it('stages a volume in a few milliseconds (median of 5, printed beside whole creates)', async () => {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { chmod, chown, mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises'
+import { chown, mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -34,6 +34,7 @@ import {
   TEST_ID_MAP,
   testPrefix,
 } from '../agent/runtime-fixture.js'
+import { mountTestVolume, removeTestVolume } from '../agent/volume-fixture.js'
 import { EXPECTED_PROBE_RESULTS, SYSCALL_PROBE } from '../support/syscall-probe.js'
 
 export interface RuntimeCaseOptions {
@@ -182,12 +183,11 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
     })
 
     it("binds an idmapped volume read-write, where stored IDs are the container's own", async () => {
-      const { start } = await setup()
-      const volume = await makeTempDir(`sbt-${name}-volume`)
+      const { runtime, start } = await setup()
+      const volume = await mountTestVolume(sharedDir, 'volume', 16)
       const userNamespace = join(sharedDir, 'userns')
       const stageDir = join(sharedDir, 'stages')
       try {
-        await chmod(volume, 0o777)
         await writeFile(join(volume, 'by-user'), '')
         await chown(join(volume, 'by-user'), 1000, 1000)
         await createUserNamespace({
@@ -218,9 +218,11 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
         expect(await owner('by-root')).toBe('0:0')
         expect(await owner('chowned')).toBe('1000:1000')
       } finally {
+        // The container first: while it runs it holds the volume's file system.
+        for (const container of await runtime.list()) await runtime.remove(container.id)
         await detachStages(stageDir)
         await removeUserNamespace(userNamespace)
-        await removeTempDir(volume)
+        await removeTestVolume(volume)
       }
     })
 

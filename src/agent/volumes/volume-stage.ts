@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
 import type { VolumeMount } from '../index.js'
+import { readMounts } from '../rootfs/mountinfo.js'
 import { normalVolumeMountPath } from './volume-mount-path.js'
 
 export interface VolumeStageSpec {
@@ -30,11 +31,7 @@ export interface VolumeBind {
  */
 export async function stageVolumeMounts(spec: VolumeStageSpec): Promise<VolumeBind[]> {
   if (spec.mounts.length === 0) return []
-  for (const { hostDir } of spec.mounts) {
-    // A relative one would be the helper's working directory's: not a volume.
-    if (!path.isAbsolute(hostDir))
-      throw new Error(`volume host directory must be absolute: ${hostDir}`)
-  }
+  await checkMountPoints(spec.mounts.map((mount) => mount.hostDir))
   const binds = spec.mounts.map((mount, index) => ({
     hostDir: mount.hostDir,
     source: path.join(spec.stageDir, String(index)),
@@ -46,6 +43,21 @@ export async function stageVolumeMounts(spec: VolumeStageSpec): Promise<VolumeBi
   return binds
     .map(({ source, destination }) => ({ source, destination }))
     .sort((a, b) => depth(a.destination) - depth(b.destination))
+}
+
+/**
+ * Refuses a host directory that is not where a file system is mounted, as the agent's mount
+ * table names it (absolute, no symlink along the way): an unmounted volume's directory lies on
+ * the host's own file system, which a sandbox must never fill, and a directory inside a volume
+ * is one a sandbox may swap for a symlink.
+ */
+async function checkMountPoints(hostDirs: readonly string[]): Promise<void> {
+  const mountPoints = new Set((await readMounts()).map((entry) => entry.mountPoint))
+  for (const hostDir of hostDirs) {
+    if (!mountPoints.has(hostDir)) {
+      throw new Error(`volume host directory '${hostDir}' is not a mount point`)
+    }
+  }
 }
 
 function depth(mountPath: string): number {
