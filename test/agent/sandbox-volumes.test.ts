@@ -41,6 +41,8 @@ beforeAll(async () => {
   await chmod(scratch, 0o755)
   await writeFile(path.join(scratch, 'secret'), 'host only\n', { mode: 0o644 })
   volume = await mountTestVolume(scratch, 'volume')
+  // Shared, as systemd makes every mount: what the host mounts below must still not propagate.
+  await runHostCommand('mount', ['--make-shared', volume])
   test = await startTestAgent()
   a = await test.agent.create(atData())
   b = await test.agent.create(atData())
@@ -131,10 +133,20 @@ describe('a volume mounted in sandboxes', () => {
     expect(await hostOwner('api/new')).toBe('1000:1000')
   })
 
-  it('is read-write, nosuid, nodev and idmapped, with no stage left on the host', async () => {
+  it('is read-write, nosuid, nodev, idmapped and private, with no stage left on the host', async () => {
+    // No optional fields (shared:N, master:N) between the options and the separator.
     const line = await run(a, 'awk \'$5 == "/data"\' /proc/self/mountinfo')
-    expect(line).toMatch(/ \/data rw,nosuid,nodev,\S*idmapped /)
+    expect(line).toMatch(/ \/data rw,nosuid,nodev,\S*idmapped - ext4 /)
     for (const info of [a, b, c]) expect(await sandboxMounts(info, 'volumes')).toEqual([])
+    const below = path.join(volume, 'host-mount')
+    await mkdir(below)
+    await runHostCommand('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', below])
+    try {
+      await writeFile(path.join(below, 'host-only'), '')
+      expect(await run(a, 'ls -A /data/host-mount')).toBe('')
+    } finally {
+      await runHostCommand('umount', [below])
+    }
   })
 })
 

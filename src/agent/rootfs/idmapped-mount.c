@@ -39,7 +39,13 @@ static int idmap_mount(int userns, uint64_t flags, const char *source, const cha
   // touching SOURCE, and nothing mounted below SOURCE comes along.
   int tree = (int)syscall(SYS_open_tree, AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (tree < 0) return fail("open_tree", source);
-  struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP | flags, .userns_fd = (uint64_t)userns};
+  // Private: a copy of a shared mount (systemd makes every mount shared) joins its peer group,
+  // and so would every bind of the stage, receiving what the host mounts below SOURCE.
+  struct mount_attr attr = {
+      .attr_set = MOUNT_ATTR_IDMAP | flags,
+      .propagation = MS_PRIVATE,
+      .userns_fd = (uint64_t)userns,
+  };
   int status = 0;
   if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) {
     int error = errno;
