@@ -35,8 +35,11 @@ export {
   parseEgressPolicy,
 } from './network/egress-policy.js'
 export { toolboxNodeArgv } from './rootfs/toolbox.js'
-/** Where a volume may be mounted, shared with the api so a bad path is a 400 before anything starts. */
-export { volumeMountPathProblem } from './volumes/volume-mount-path.js'
+/** Where volumes may be mounted, shared with the api so a bad path is a 400 before anything starts. */
+export {
+  type VolumeMountPathProblem,
+  volumeMountPathProblems,
+} from './volumes/volume-mount-path.js'
 export type { EgressPolicy, RuntimeName }
 export { RUNTIME_NAMES }
 
@@ -98,7 +101,7 @@ export interface SandboxTemplate {
  * root, 1000 its `user`), whichever sandbox mounts it.
  */
 export interface VolumeMount {
-  /** Absolute inside the sandbox, without '.' or '..' components (volumeMountPathProblem). */
+  /** Absolute inside the sandbox, without '.' or '..' components (volumeMountPathProblems). */
   path: string
   /**
    * The volume's mount point on the host, as the mount table names it (absolute, no symlink
@@ -131,9 +134,9 @@ export interface SandboxRequest {
   accessToken?: string
   egress: EgressPolicy
   /**
-   * Volumes mounted from the start (a path refused by volumeMountPathProblem, or used twice,
-   * is a VolumeMountError); a running sandbox takes no new ones, so a create with volumes
-   * starts cold.
+   * Volumes mounted from the start (a path volumeMountPathProblems refuses is a
+   * VolumeMountError); a running sandbox takes no new ones, so a create with volumes starts
+   * cold.
    */
   volumeMounts?: VolumeMount[]
 }

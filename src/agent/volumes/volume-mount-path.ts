@@ -15,8 +15,7 @@ const RUNTIME_TREES = ['/proc', '/dev', '/sys', TOOLBOX_MOUNT_POINT]
 /**
  * Why a sandbox cannot have a volume mounted at `mountPath`, or undefined when it can. The
  * first three reasons are the wire contract's (§2.4, `invalid mounts:` lines); the others
- * keep a volume off the sandbox's root and the runtime's own mounts. Shared with the api so it
- * refuses such mounts with a 400 before anything starts.
+ * keep a volume off the sandbox's root and the runtime's own mounts.
  */
 export function volumeMountPathProblem(mountPath: string): string | undefined {
   if (mountPath === '') return 'path cannot be empty'
@@ -46,19 +45,33 @@ export function normalVolumeMountPath(mountPath: string): string {
     .join('/')}`
 }
 
+/** Why one entry of a list of volume mounts cannot be had, by its index in the list. */
+export interface VolumeMountPathProblem {
+  index: number
+  reason: string
+}
+
 /**
- * Refuses mounts a sandbox cannot have (volumeMountPathProblem, or one path twice), all
- * reasons at once in the wire contract's `invalid mounts:` form (§2.4).
+ * Why each of `paths` cannot have a volume: volumeMountPathProblem, or a path an earlier entry
+ * has already (`/data/` repeats `/data`), in the wire contract's words (§2.4). Shared with the
+ * api, which adds its own reasons (an unknown volume name) to the same `invalid mounts:` list.
  */
-export function checkVolumeMounts(mounts: readonly VolumeMount[]): void {
+export function volumeMountPathProblems(paths: readonly string[]): VolumeMountPathProblem[] {
   const seen = new Set<string>()
-  const reasons = mounts.flatMap((mount, index) => {
-    const normal = normalVolumeMountPath(mount.path)
-    const problem =
-      volumeMountPathProblem(mount.path) ??
-      (seen.has(normal) ? `path '${mount.path}' is already used` : undefined)
+  return paths.flatMap((mountPath, index) => {
+    const normal = normalVolumeMountPath(mountPath)
+    const reason =
+      volumeMountPathProblem(mountPath) ??
+      (seen.has(normal) ? `path '${mountPath}' is already used` : undefined)
     seen.add(normal)
-    return problem === undefined ? [] : [`\t- volume mount #${index}: ${problem}`]
+    return reason === undefined ? [] : [{ index, reason }]
   })
-  if (reasons.length > 0) throw new VolumeMountError(['invalid mounts:', ...reasons].join('\n'))
+}
+
+/** Refuses mounts a sandbox cannot have, every reason at once as the wire contract words a 400. */
+export function checkVolumeMounts(mounts: readonly VolumeMount[]): void {
+  const problems = volumeMountPathProblems(mounts.map((mount) => mount.path))
+  if (problems.length === 0) return
+  const lines = problems.map(({ index, reason }) => `\t- volume mount #${index}: ${reason}`)
+  throw new VolumeMountError(['invalid mounts:', ...lines].join('\n'))
 }

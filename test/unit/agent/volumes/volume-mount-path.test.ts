@@ -4,6 +4,7 @@ import {
   checkVolumeMounts,
   normalVolumeMountPath,
   volumeMountPathProblem,
+  volumeMountPathProblems,
 } from '../../../../src/agent/volumes/volume-mount-path.js'
 
 describe('volumeMountPathProblem', () => {
@@ -58,6 +59,16 @@ describe('normalVolumeMountPath', () => {
   it('drops repeated and trailing slashes', () => {
     expect(normalVolumeMountPath('//data//cache/')).toBe('/data/cache')
     expect(normalVolumeMountPath('/')).toBe('/')
+  })
+})
+
+describe('volumeMountPathProblems', () => {
+  it('names each bad entry by index, a repeat by the later one', () => {
+    expect(volumeMountPathProblems(['/data', '/dev', '/data/', '/cache'])).toEqual([
+      { index: 1, reason: "path '/dev' would hide the sandbox's /dev" },
+      { index: 2, reason: "path '/data/' is already used" },
+    ])
+    expect(volumeMountPathProblems([])).toEqual([])
   })
 })
 
