@@ -14,7 +14,7 @@
 //
 // bookworm's mount(8) lacks `X-mount.idmap` and Node cannot make these calls; they go through
 // syscall(2) because glibc 2.36 wraps none of the new mount API. One process does it all,
-// where mount(8) alone was one spawn already (idmapped-overlay.ts, volume-mounts.ts).
+// where mount(8) alone was one spawn already (idmapped-overlay.ts, volumes/volume-stage.ts).
 //
 // Exit status: 0 mounted, 1 a call failed (named on stderr; every STAGE is detached again),
 // 2 bad usage.
