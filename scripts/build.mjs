@@ -2,7 +2,7 @@
 // self-contained envd that sandboxes run: envd.mjs, which runs the bundle envd.cjs with the V8
 // code cache envd.cjs.cache), each with the native addons it loads beside it, interpreter/
 // (the code interpreter: interpreter.mjs and python/), and
-// idmapped-overlay (src/agent/rootfs/idmapped-overlay.c: the agent mounts sandbox roots with it).
+// idmapped-mount (src/agent/rootfs/idmapped-mount.c: the agent mounts sandbox roots and volumes with it).
 // Usage: node scripts/build.mjs [OUTDIR]
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -95,7 +95,7 @@ for (const [dir, addons] of Object.entries(addonsOf)) {
 // Static: it runs on the host only, but needs no library of the machine it is copied to.
 await promisify(execFile)('cc', [
   ...['-O2', '-static', '-Wall', '-Wextra', '-Werror'],
-  ...['-o', `${outdir}/idmapped-overlay`, 'src/agent/rootfs/idmapped-overlay.c'],
+  ...['-o', `${outdir}/idmapped-mount`, 'src/agent/rootfs/idmapped-mount.c'],
 ])
 
 // The code cache: envd started once, on a free loopback port, by the node running this build,

@@ -40,6 +40,7 @@ import { checkSubordinateIDs } from './subordinate-ids.js'
 import { startTemplateCommand, takeFirstCommandPath } from './template-command.js'
 import { ID_RANGES, sandboxIDMap } from './user-namespace.js'
 import { HostVolumes } from './volumes/host-volumes.js'
+import { checkVolumeMounts } from './volumes/volume-mount-path.js'
 
 /** How long a new sandbox's envd may take to answer, unless the config says otherwise. */
 const ENVD_START_TIMEOUT_MS = 15_000
@@ -130,6 +131,7 @@ class HostAgent implements Agent {
       if (!(await pathExists(layer))) throw new TemplateNotFoundError(template.templateID)
     }
     const { config } = this.parts
+    checkVolumeMounts(request.volumeMounts ?? [])
     return this.exclusive(request.sandboxID, async () => {
       const started = performance.now()
       // Handed to envd at start (see sandbox-host.ts); only `/init` pushes carrying it apply.
@@ -161,7 +163,7 @@ class HostAgent implements Agent {
       const { slot } = record
       const log = config.logger.child({ sandboxID: request.sandboxID })
       try {
-        const network = await startSandboxHost(this.parts, record, layers)
+        const network = await startSandboxHost(this.parts, record, layers, request.volumeMounts)
         const waitingCpuWeight =
           request.warm === true
             ? await lowerCpuWeight(hostNames(config.prefix, request.sandboxID).cgroupPath)

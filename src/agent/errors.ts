@@ -34,3 +34,6 @@ export class SandboxStateError extends Error {
     super(`sandbox '${sandboxID}' cannot ${operation} while ${state}`)
   }
 }
+
+/** A sandbox's volume mounts cannot be made as asked (a reserved or repeated path, say). */
+export class VolumeMountError extends Error {}

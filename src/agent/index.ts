@@ -9,6 +9,7 @@ export {
   SandboxNotFoundError,
   SandboxStateError,
   TemplateNotFoundError,
+  VolumeMountError,
 } from './errors.js'
 /** Host tools, for the builder, which runs beside the agent on its host (skopeo, mmdebstrap). */
 export { type HostCommandOptions, runHostCommand } from './host-command.js'
@@ -47,6 +48,11 @@ export type {
   OpenedFile as VolumeOpenedFile,
   VolumeFiles,
 } from './volumes/volume-files.js'
+/** Where volumes may be mounted, shared with the api so a bad path is a 400 before anything starts. */
+export {
+  type VolumeMountPathProblem,
+  volumeMountPathProblems,
+} from './volumes/volume-mount-path.js'
 export type { EgressPolicy, RuntimeName }
 export { RUNTIME_NAMES }
 
@@ -81,7 +87,7 @@ export interface AgentConfig {
   maxSandboxes?: number
   /**
    * scripts/build.mjs's output directory: the built envd (`<dir>/envd/envd.mjs`) and the
-   * agent's `idmapped-overlay` helper.
+   * agent's `idmapped-mount` helper.
    */
   envdBuildDir: string
   logger: Logger
@@ -99,6 +105,25 @@ export interface SandboxTemplate {
   startCmd?: string
   /** Retried every 2 s until it exits 0 (§2.5); default `sleep 20` with a start command. */
   readyCmd?: string
+}
+
+/**
+ * A volume in a sandbox (DESIGN.md: a host directory owned by the service): `hostDir` appears
+ * read-write at `path`, live-shared with every other sandbox mounting it and with the host,
+ * nodev and nosuid. Files on it carry the sandbox's own IDs as stored IDs (0 is the sandbox's
+ * root, 1000 its `user`), whichever sandbox mounts it.
+ */
+export interface VolumeMount {
+  /** Absolute inside the sandbox, without '.' or '..' components (volumeMountPathProblems). */
+  path: string
+  /**
+   * The volume's mount point on the host, as the mount table names it (absolute, no symlink
+   * along the way), of a file system that takes idmapped mounts (ext4, XFS, btrfs, tmpfs; not
+   * overlayfs, NFS or 9p). Anything else is refused: an unmounted volume's directory lies on
+   * the host's own file system, and a directory inside a volume is one a sandbox may swap for
+   * a symlink.
+   */
+  hostDir: string
 }
 
 /** What `create` needs to start one sandbox. */
@@ -121,6 +146,12 @@ export interface SandboxRequest {
   /** envd access token; unset = envd open to anyone who reaches it. */
   accessToken?: string
   egress: EgressPolicy
+  /**
+   * Volumes mounted from the start (a path volumeMountPathProblems refuses is a
+   * VolumeMountError); a running sandbox takes no new ones, so a create with volumes starts
+   * cold.
+   */
+  volumeMounts?: VolumeMount[]
 }
 
 /** What a client's create sets in a sandbox started before it came (`Agent.claim`). */

@@ -3,21 +3,19 @@ import path from 'node:path'
 import { DEFAULT_PATH, ENVD_PORT, encodeHandover } from '../envd/index.js'
 import { runHostCommand } from './host-command.js'
 import { hostNames, SANDBOX_HOSTNAME } from './host-names.js'
-import type { AgentConfig } from './index.js'
+import type { AgentConfig, VolumeMount } from './index.js'
 import { createAddressPool } from './network/address-pool.js'
 import type { NetworkManager, SandboxNetwork } from './network/network.js'
 import { mountDiskImage, removeDiskImage } from './rootfs/disk-image.js'
-import {
-  detachStagedLayers,
-  IDMAPPED_OVERLAY_HELPER,
-  mountIdmappedOverlay,
-} from './rootfs/idmapped-overlay.js'
+import { detachStages, IDMAPPED_MOUNT_HELPER } from './rootfs/idmapped-mount.js'
+import { mountIdmappedOverlay } from './rootfs/idmapped-overlay.js'
 import type { Toolbox } from './rootfs/rootfs.js'
 import { unmountAll } from './rootfs/unmount.js'
 import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
 import { createUserNamespace, namespaceOwner, removeUserNamespace } from './user-namespace.js'
+import { stageVolumeMounts } from './volumes/volume-stage.js'
 
 /** The agent's parts that build and remove a sandbox's host objects. */
 export interface HostParts {
@@ -45,19 +43,23 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
     userns: path.join(dir, 'userns'),
     // Where the template's layers appear idmapped for this sandbox until its overlay holds them.
     layers: path.join(dir, 'layers'),
+    // Where its volumes appear idmapped for it until the container holds its own binds.
+    volumes: path.join(dir, 'volumes'),
     handover: path.join(dir, 'handover'),
   }
 }
 
 /**
- * Builds a sandbox's host objects in dependency order: network, overlay root, container.
- * The caller removes whatever exists if this throws.
+ * Builds a sandbox's host objects in dependency order: network, overlay root, staged volumes,
+ * container. The caller removes whatever exists if this throws.
  */
 export async function startSandboxHost(
   parts: HostParts,
   record: SandboxRecord,
   /** Layer directories, lowest first. */
   layers: string[],
+  /** Checked beforehand (checkVolumeMounts). */
+  volumeMounts: readonly VolumeMount[] = [],
 ): Promise<SandboxNetwork> {
   const { config } = parts
   const names = hostNames(config.prefix, record.sandboxID)
@@ -73,6 +75,12 @@ export async function startSandboxHost(
   ])
   if (network.status === 'rejected') throw network.reason
   if (rootfs.status === 'rejected') throw rootfs.reason
+  const volumeBinds = await stageVolumeMounts({
+    helper: idmappedMountHelper(config),
+    userNamespace: paths.userns,
+    mounts: volumeMounts,
+    stageDir: paths.volumes,
+  })
   const handover = await openHandover(paths.handover, record)
   const started = parts.runtimes.get(record.runtime).run({
     id: names.container,
@@ -87,6 +95,7 @@ export async function startSandboxHost(
         ? [{ source: '/etc/resolv.conf', destination: '/etc/resolv.conf' }]
         : []),
     ],
+    volumeBinds,
     netnsPath: network.value.netnsPath,
     cgroupsPath: names.cgroupPath,
     idMap,
@@ -101,8 +110,12 @@ export async function startSandboxHost(
     },
     initStdin: handover.fd,
   })
-  // Once `run` settles, the container's init holds its own descriptor of the file, or failed.
-  await started.finally(() => handover.close())
+  // Once `run` settles, the container's init holds its own descriptor of the file and its own
+  // binds of the volumes, or failed.
+  await started.finally(async () => {
+    await handover.close()
+    await detachStages(paths.volumes)
+  })
   return network.value
 }
 
@@ -165,7 +178,7 @@ async function mountRootfs(
   await chown(paths.upper, idMap.hostID, idMap.hostID)
   await chown(paths.work, idMap.hostID, idMap.hostID)
   await mountIdmappedOverlay({
-    helper: path.join(parts.config.envdBuildDir, IDMAPPED_OVERLAY_HELPER),
+    helper: idmappedMountHelper(parts.config),
     userNamespace: paths.userns,
     lower: layers,
     upper: paths.upper,
@@ -173,6 +186,10 @@ async function mountRootfs(
     target: paths.rootfs,
     stageDir: paths.layers,
   })
+}
+
+function idmappedMountHelper(config: AgentConfig): string {
+  return path.join(config.envdBuildDir, IDMAPPED_MOUNT_HELPER)
 }
 
 /** envd's own environment: what it passes on to user processes, and its toolbox switches. */
@@ -189,9 +206,10 @@ function envdEnvironment(record: SandboxRecord, toolbox: Toolbox): Record<string
 
 /**
  * Removes a sandbox's host objects in reverse order: container (with its processes and
- * cgroups), user namespace, overlay mount and its staged layers, disk, network, then its directory. Each step
- * tolerates what is already gone, so this also cleans up after a crash at any point. The container goes from the
- * runtime its record names, or from every runtime with state when there is no record.
+ * cgroups), user namespace, overlay mount and its staged layers and volumes, disk, network,
+ * then its directory. Each step tolerates what is already gone, so this also cleans up after
+ * a crash at any point. The container goes from the runtime its record names, or from every
+ * runtime with state when there is no record.
  */
 export async function removeSandboxHost(parts: HostParts, sandboxID: string): Promise<void> {
   const names = hostNames(parts.config.prefix, sandboxID)
@@ -203,7 +221,9 @@ export async function removeSandboxHost(parts: HostParts, sandboxID: string): Pr
   // Left mounted only by a crash while the runtime started the container (netns-sysfs.ts).
   await unmountNetnsSysfs(netnsSysfsDir(paths.bundle))
   await unmountAll(paths.rootfs)
-  await detachStagedLayers(paths.layers)
+  await detachStages(paths.layers)
+  // Left mounted only by a crash between staging the volumes and the runtime's start.
+  await detachStages(paths.volumes)
   await removeDiskImage({ image: paths.image, mountPoint: paths.disk })
   await parts.network.teardown(sandboxID)
   await parts.records.remove(sandboxID)

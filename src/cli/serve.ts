@@ -263,7 +263,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
       masqueradeBuilds: config.masqueradeBuilds,
       pidsLimit: SANDBOX_PIDS_LIMIT,
       maxSandboxes: limit.maxSandboxes,
-      // scripts/build.mjs puts envd/ and idmapped-overlay next to sandbar.mjs, the bundle running this code.
+      // scripts/build.mjs puts envd/ and idmapped-mount next to sandbar.mjs, the bundle running this code.
       envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
       logger,
     }),

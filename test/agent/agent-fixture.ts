@@ -14,6 +14,7 @@ import { pathExists } from '../../src/agent/path-exists.js'
 import { type SandboxRecord, SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { TEMPLATE_CACHE } from './base-layer.js'
 import { leftoverCgroupDirs } from './cgroup-probe.js'
+import { TEST_ID_MAP } from './runtime-fixture.js'
 
 export { TEMPLATE_CACHE }
 
@@ -60,6 +61,27 @@ export async function readRecord(dataDir: string, sandboxID: string): Promise<Sa
   const record = await new SandboxRecords(`${dataDir}/sandboxes`).read(sandboxID)
   if (record === undefined) throw new Error(`no record of sandbox ${sandboxID}`)
   return record
+}
+
+/**
+ * Saves the record of a sandbox whose create never finished (state `creating`, slot 7), as a
+ * crash mid-create leaves it: reconcile must remove whatever else it had on the host.
+ */
+export async function saveHalfMadeRecord(dataDir: string, sandboxID: string): Promise<void> {
+  await new SandboxRecords(`${dataDir}/sandboxes`).save({
+    sandboxID,
+    templateID: 'base',
+    runtime: 'crun',
+    slot: 7,
+    idMap: TEST_ID_MAP,
+    cpuCount: 1,
+    memoryMB: 256,
+    diskSizeMB: 512,
+    envVars: {},
+    egress: { allowOut: [], denyOut: [] },
+    state: 'creating',
+    createdAt: new Date().toISOString(),
+  })
 }
 
 export interface TestAgent {

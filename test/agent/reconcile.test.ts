@@ -6,16 +6,15 @@ import { createInterface } from 'node:readline'
 import { describe, expect, inject, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import { mountNetnsSysfs, netnsSysfsDir } from '../../src/agent/runtime/netns-sysfs.js'
-import { SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
 import {
   hostLeaks,
   sandboxRequest,
+  saveHalfMadeRecord,
   startTestAgent,
   type TestAgent,
   testAgentConfig,
 } from './agent-fixture.js'
-import { TEST_ID_MAP } from './runtime-fixture.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
 
@@ -74,20 +73,7 @@ describe('reconcile', () => {
     await test.agent.close()
     const halfMade = sandboxID()
     const orphan = sandboxID()
-    await new SandboxRecords(`${dataDir}/sandboxes`).save({
-      sandboxID: halfMade,
-      templateID: 'base',
-      runtime: 'crun',
-      slot: 7,
-      idMap: TEST_ID_MAP,
-      cpuCount: 1,
-      memoryMB: 256,
-      diskSizeMB: 512,
-      envVars: {},
-      egress: { allowOut: [], denyOut: [] },
-      state: 'creating',
-      createdAt: new Date().toISOString(),
-    })
+    await saveHalfMadeRecord(dataDir, halfMade)
     // A crash between attaching the half-made sandbox's disk and mounting it.
     const image = `${dataDir}/sandboxes/${halfMade}/disk.img`
     await runHostCommand('truncate', ['-s', '64M', image])

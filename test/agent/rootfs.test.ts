@@ -16,11 +16,8 @@ import path from 'node:path'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
-import {
-  detachStagedLayers,
-  IDMAPPED_OVERLAY_HELPER,
-  mountIdmappedOverlay,
-} from '../../src/agent/rootfs/idmapped-overlay.js'
+import { detachStages, IDMAPPED_MOUNT_HELPER } from '../../src/agent/rootfs/idmapped-mount.js'
+import { mountIdmappedOverlay } from '../../src/agent/rootfs/idmapped-overlay.js'
 import { mountsUnder } from '../../src/agent/rootfs/mountinfo.js'
 import { isMounted } from '../../src/agent/rootfs/overlay.js'
 import type { Toolbox } from '../../src/agent/rootfs/rootfs.js'
@@ -136,7 +133,7 @@ describe('base template', () => {
     try {
       const started = performance.now()
       await mountIdmappedOverlay({
-        helper: path.join(inject('envdBuildDir'), IDMAPPED_OVERLAY_HELPER),
+        helper: path.join(inject('envdBuildDir'), IDMAPPED_MOUNT_HELPER),
         userNamespace,
         lower: [layer(''), top],
         ...paths,
@@ -172,7 +169,7 @@ describe('base template', () => {
       )
     } finally {
       await unmountAll(paths.target)
-      await detachStagedLayers(stageDir)
+      await detachStages(stageDir)
       await removeUserNamespace(userNamespace)
     }
     expect(await mountsUnder(scratch)).toEqual([])

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises'
+import { chown, mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
+import { detachStages, IDMAPPED_MOUNT_HELPER } from '../../src/agent/rootfs/idmapped-mount.js'
 import { readCgroupMode } from '../../src/agent/runtime/cgroup-mode.js'
 import type {
   ContainerSpec,
@@ -11,6 +12,12 @@ import type {
   RuntimeGap,
   RuntimeName,
 } from '../../src/agent/runtime/runtime.js'
+import {
+  createUserNamespace,
+  OWNER_BASE,
+  removeUserNamespace,
+} from '../../src/agent/user-namespace.js'
+import { stageVolumeMounts } from '../../src/agent/volumes/volume-stage.js'
 import {
   isLive,
   leftoverCgroupDirs,
@@ -27,6 +34,7 @@ import {
   TEST_ID_MAP,
   testPrefix,
 } from '../agent/runtime-fixture.js'
+import { mountTestVolume, removeTestVolume } from '../agent/volume-fixture.js'
 import { EXPECTED_PROBE_RESULTS, SYSCALL_PROBE } from '../support/syscall-probe.js'
 
 export interface RuntimeCaseOptions {
@@ -45,16 +53,18 @@ const HOST_USR: Binds = [
   { source: '/usr/lib64', destination: '/lib64' },
 ]
 
+interface StartOptions {
+  resources?: Resources
+  readonlyBinds?: Binds
+  volumeBinds?: Binds
+}
+
 /** One test's host objects, all named with its prefix; `cleanup` runs even on failure. */
 interface TestWorld {
   prefix: string
   runtime: Runtime
   /** Runs a container with `sh -c script`; `runMs` is the time of `Runtime.run` alone. */
-  start(
-    script: string,
-    resources?: Resources,
-    readonlyBinds?: Binds,
-  ): Promise<{ id: string; pid: number; runMs: number }>
+  start(script: string, options?: StartOptions): Promise<{ id: string; pid: number; runMs: number }>
   cleanup(): Promise<void>
 }
 
@@ -136,8 +146,7 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
           'mv /tmp/$ID.unshare.t /tmp/$ID.unshare',
           'sleep 1000',
         ].join('; '),
-        RESOURCES,
-        HOST_USR,
+        { readonlyBinds: HOST_USR },
       )
       const asRoot = JSON.parse(await waitForFile(join(rootfs, 'tmp', `${id}.root`)))
       const asUser = JSON.parse(await waitForFile(join(rootfs, 'tmp', `${id}.user`)))
@@ -173,6 +182,50 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
       expect(await readFile('/proc/self/mountinfo', 'utf8')).not.toContain(`${id}/sys`)
     })
 
+    it("binds an idmapped volume read-write, where stored IDs are the container's own", async () => {
+      const { runtime, start } = await setup()
+      const volume = await mountTestVolume(sharedDir, 'volume', 16)
+      const userNamespace = join(sharedDir, 'userns')
+      const stageDir = join(sharedDir, 'stages')
+      try {
+        await writeFile(join(volume, 'by-user'), '')
+        await chown(join(volume, 'by-user'), 1000, 1000)
+        await createUserNamespace({
+          file: userNamespace,
+          owner: OWNER_BASE + 2,
+          idMap: TEST_ID_MAP,
+        })
+        const volumeBinds = await stageVolumeMounts({
+          helper: join(inject('envdBuildDir'), IDMAPPED_MOUNT_HELPER),
+          userNamespace,
+          mounts: [{ path: '/volume', hostDir: volume }],
+          stageDir,
+        })
+        const script = [
+          'stat -c %u:%g /volume/by-user > /volume/seen.t',
+          'touch /volume/by-root /volume/chowned',
+          'chown 1000:1000 /volume/chowned',
+          'mv /volume/seen.t /volume/seen',
+          'sleep 1000',
+        ].join('; ')
+        // The agent's order: the stage goes once the container runs, which keeps its bind.
+        await start(script, { volumeBinds }).finally(() => detachStages(stageDir))
+        expect(await waitForFile(join(volume, 'seen'))).toBe('1000:1000\n')
+        const owner = async (file: string) => {
+          const stats = await stat(join(volume, file))
+          return `${stats.uid}:${stats.gid}`
+        }
+        expect(await owner('by-root')).toBe('0:0')
+        expect(await owner('chowned')).toBe('1000:1000')
+      } finally {
+        // The container first: while it runs it holds the volume's file system.
+        for (const container of await runtime.list()) await runtime.remove(container.id)
+        await detachStages(stageDir)
+        await removeUserNamespace(userNamespace)
+        await removeTestVolume(volume)
+      }
+    })
+
     it('lists what runs', async () => {
       const { runtime, start } = await setup()
       const first = await start('sleep 1000')
@@ -184,7 +237,9 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
 
     it('writes the limits into the cgroup', async () => {
       const { start, prefix } = await setup()
-      const { id } = await start('sleep 1000', { cpuCount: 2, memoryMB: 96, pids: 40 })
+      const { id } = await start('sleep 1000', {
+        resources: { cpuCount: 2, memoryMB: 96, pids: 40 },
+      })
       const limits = await readLimits(cgroupPathOf(prefix, id))
       // A runtime with the pidsLimit gap gets no pids limit in its spec: the cgroup keeps "max".
       const pids = gaps.pidsLimit === undefined ? 40 : Number.POSITIVE_INFINITY
@@ -209,10 +264,7 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
         // busybox sh exits when a fork fails, so the loop runs beside the init, not as it.
         const { id } = await start(
           '(while true; do sleep 100 & done) 2>/dev/null & exec sleep 1000',
-          {
-            ...RESOURCES,
-            pids: 20,
-          },
+          { resources: { ...RESOURCES, pids: 20 } },
         )
         await sleep(1000)
         const pids = await readPids(cgroupPathOf(prefix, id))
@@ -292,11 +344,7 @@ async function newWorld(newRuntime: (stateRoot: string) => Runtime, rootfs: stri
   const dir = await makeTempDir(prefix)
   const runtime = newRuntime(join(dir, 'state'))
   const started: { id: string; pid: number; netns: string }[] = []
-  const start = async (
-    script: string,
-    resources: Resources = RESOURCES,
-    readonlyBinds: Binds = [],
-  ) => {
+  const start = async (script: string, options: StartOptions = {}) => {
     const id = `${prefix}-c${started.length}`
     const bundleDir = join(dir, id)
     await mkdir(bundleDir)
@@ -307,12 +355,13 @@ async function newWorld(newRuntime: (stateRoot: string) => Runtime, rootfs: stri
       bundleDir,
       outputFile: join(bundleDir, 'output.log'),
       rootfs,
-      readonlyBinds,
+      readonlyBinds: options.readonlyBinds ?? [],
+      volumeBinds: options.volumeBinds ?? [],
       netnsPath,
       cgroupsPath: cgroupPathOf(prefix, id),
       idMap: TEST_ID_MAP,
       hostname: id,
-      resources,
+      resources: options.resources ?? RESOURCES,
       process: { args: ['sh', '-c', script], env: { PATH: '/bin', ID: id }, cwd: '/' },
     })
     const runMs = performance.now() - runStarted

@@ -1,17 +1,10 @@
-import { mkdir, readdir, rmdir } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
 import { type OverlaySpec, overlayOptions } from './overlay.js'
 
-/**
- * The helper that mounts a sandbox's root (idmapped-overlay.c): scripts/build.mjs compiles it
- * into the build directory, beside the bundles. bookworm's mount(8) (util-linux 2.38) has no
- * `X-mount.idmap`, and Node cannot call mount_setattr(2).
- */
-export const IDMAPPED_OVERLAY_HELPER = 'idmapped-overlay'
-
 export interface IdmappedOverlaySpec extends OverlaySpec {
-  /** Path of the idmapped-overlay binary. */
+  /** Path of the idmapped-mount binary (idmapped-mount.ts). */
   helper: string
   /** The sandbox's pinned user namespace: its ID map becomes the layers' ID map. */
   userNamespace: string
@@ -25,8 +18,8 @@ export interface IdmappedOverlaySpec extends OverlaySpec {
  * user, while the layer itself stays owned by host IDs no sandbox has. Upper and work must
  * belong to the sandbox's root as the host sees it (its ID map's first host ID): the merged
  * `/` takes its owner from upper. Each layer is staged at `<stageDir>/<layer name>` and
- * detached once the overlay holds it; the overlay's lowerdir keeps those names, so it still
- * says which layer it stacks.
+ * detached once the overlay holds it (detachStages removes what a killed helper left); the
+ * overlay's lowerdir keeps those names, so it still says which layer it stacks.
  */
 export async function mountIdmappedOverlay(spec: IdmappedOverlaySpec): Promise<void> {
   const stages = spec.lower.map((layer) => path.join(spec.stageDir, path.basename(layer)))
@@ -34,26 +27,5 @@ export async function mountIdmappedOverlay(spec: IdmappedOverlaySpec): Promise<v
   for (const stage of stages) await mkdir(stage, { recursive: true })
   const options = overlayOptions({ lower: stages, upper: spec.upper, work: spec.work })
   const pairs = spec.lower.flatMap((layer, index) => [layer, stages[index] ?? ''])
-  await runHostCommand(spec.helper, [spec.userNamespace, spec.target, options, ...pairs])
-}
-
-/**
- * Removes the staged layer directories, detaching (umount -l) any layer a helper killed midway
- * left mounted there: rmdir(2) refuses a mount point with EBUSY, which spares reading the
- * mount table on every kill. None there is fine.
- */
-export async function detachStagedLayers(stageDir: string): Promise<void> {
-  const names = await readdir(stageDir).catch(() => [])
-  const mounted: string[] = []
-  for (const name of names) {
-    const stage = path.join(stageDir, name)
-    await rmdir(stage).catch((error: unknown) => {
-      const code = error instanceof Error && 'code' in error ? error.code : undefined
-      if (code === 'EBUSY') mounted.push(stage)
-      else if (code !== 'ENOENT') throw error
-    })
-  }
-  if (mounted.length === 0) return
-  await runHostCommand('umount', ['-l', ...mounted])
-  for (const stage of mounted) await rmdir(stage)
+  await runHostCommand(spec.helper, ['overlay', spec.userNamespace, spec.target, options, ...pairs])
 }

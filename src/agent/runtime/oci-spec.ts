@@ -160,7 +160,11 @@ export function buildOciSpec(
       rlimits: RLIMITS,
     },
     hostname: spec.hostname,
-    mounts: [...baseMounts(spec, options), ...spec.readonlyBinds.map(readonlyBind)],
+    mounts: [
+      ...baseMounts(spec, options),
+      ...spec.readonlyBinds.map(readonlyBind),
+      ...(spec.volumeBinds ?? []).map(volumeBind),
+    ],
     linux: {
       namespaces: namespaces(spec, options),
       ...(options.userNamespace ? idMappings(spec) : {}),
@@ -290,5 +294,18 @@ function readonlyBind(bind: ContainerSpec['readonlyBinds'][number]): OciMount {
     type: 'bind',
     source: bind.source,
     options: ['rbind', 'ro', 'nosuid', 'nodev'],
+  }
+}
+
+function volumeBind(bind: NonNullable<ContainerSpec['volumeBinds']>[number]): OciMount {
+  // bind, not rbind: the source is one idmapped mount, whose idmap the bind copies. nosuid and
+  // nodev as the source has them; the container's user namespace cannot clear either (the
+  // kernel locks them in a mount namespace it owns), so no sandbox plants a setuid program or
+  // a device for another.
+  return {
+    destination: bind.destination,
+    type: 'bind',
+    source: bind.source,
+    options: ['bind', 'rw', 'nosuid', 'nodev'],
   }
 }

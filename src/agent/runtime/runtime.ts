@@ -14,6 +14,11 @@ export interface ContainerSpec {
   rootfs: string
   /** Read-only bind mounts into the container (the toolbox). */
   readonlyBinds: { source: string; destination: string }[]
+  /**
+   * Read-write bind mounts into the container, mounted after every other, in this order: the
+   * sandbox's volumes, each source an idmapped mount of its own (volume-stage.ts).
+   */
+  volumeBinds?: { source: string; destination: string }[]
   /** Network namespace to join, e.g. `/run/netns/<name>`. */
   netnsPath: string
   /** OCI `cgroupsPath`. */

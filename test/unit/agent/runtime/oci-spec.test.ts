@@ -6,6 +6,7 @@ import {
   SANDBOX_NOFILE,
 } from '../../../../src/agent/runtime/oci-spec.js'
 import type { ContainerSpec } from '../../../../src/agent/runtime/runtime.js'
+import { volumeMountPathProblem } from '../../../../src/agent/volumes/volume-mount-path.js'
 
 const spec: ContainerSpec = {
   id: 'sbx-a1',
@@ -113,6 +114,35 @@ describe('buildOciSpec', () => {
       source: '/var/lib/sandbar/toolbox',
       options: ['rbind', 'ro', 'nosuid', 'nodev'],
     })
+  })
+
+  it('binds volumes read-write after every other mount, never setuid or device', () => {
+    const volumes = buildOciSpec({
+      ...spec,
+      volumeBinds: [
+        { source: '/var/lib/sandbar/a1/volumes/1', destination: '/data' },
+        { source: '/var/lib/sandbar/a1/volumes/0', destination: '/data/cache' },
+      ],
+    })
+    // No volume may take the place of another mount (volume-mount-path.ts).
+    for (const mount of config.mounts) {
+      expect(volumeMountPathProblem(mount.destination)).toMatch(/would hide|is inside/)
+    }
+    expect(volumes.mounts.slice(-3)).toEqual([
+      expect.objectContaining({ destination: '/.sandbar' }),
+      {
+        destination: '/data',
+        type: 'bind',
+        source: '/var/lib/sandbar/a1/volumes/1',
+        options: ['bind', 'rw', 'nosuid', 'nodev'],
+      },
+      {
+        destination: '/data/cache',
+        type: 'bind',
+        source: '/var/lib/sandbar/a1/volumes/0',
+        options: ['bind', 'rw', 'nosuid', 'nodev'],
+      },
+    ])
   })
 
   it("masks Docker's default paths", () => {
