@@ -113,6 +113,9 @@ export const apiErrors = {
   /** A request body over the API's limit (app.ts), refused before it is read into memory. */
   bodyTooLarge: (maxBytes: number) =>
     new ApiError('payloadTooLarge', `request body is larger than ${maxBytes} bytes`),
+  /** wave2-contracts §2.4: one line per bad entry, all of them at once. */
+  invalidVolumeMounts: (lines: readonly string[]) =>
+    new ApiError('badRequest', `invalid mounts:\n${lines.join('\n')}`),
   internal: () => new ApiError('internal', 'internal server error'),
   invalidVolumeName: () => new ApiError('badRequest', 'Invalid volume name'),
   volumeNameTaken: (name: string) =>

@@ -95,18 +95,18 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
     logger,
     reconciled.waiting,
   )
+  await ensureVolumes(store, agent, logger)
+  const volumeCollection = startVolumeCollection(store, agent, logger)
   const service = new SandboxService(
     store,
     agent,
     templates,
-    { ...options, releaseLayers },
+    { ...options, releaseLayers, releaseVolumes: volumeCollection.request },
     logger,
     warmPools,
   )
   const expiry = startExpiryLoop(store, service, logger)
   const telemetry = startTelemetryLoop(service.telemetry, logger)
-  await ensureVolumes(store, agent, logger)
-  const volumeCollection = startVolumeCollection(store, agent, logger)
   // wave2-contracts §2.2: the audience is the API's own name, `https://api.<domain>`.
   const volumeTokens = new VolumeTokens(
     options.volumes.tokenKey,

@@ -1,5 +1,5 @@
 import type { SandboxTemplate } from '../agent/index.js'
-import type { Sandbox, Team } from '../store/index.js'
+import type { Sandbox, SandboxVolumeMount, Team } from '../store/index.js'
 import { newAccessToken, newSandboxID } from './sandbox-ids.js'
 import type { NewSandbox } from './schemas/sandbox-requests.js'
 import type { ResolvedTemplate } from './template-resolution.js'
@@ -17,6 +17,7 @@ export function newSandbox(
   secure: boolean,
   times: Pick<Sandbox, 'startedAt' | 'endAt' | 'maxEndAt'>,
   { template, build, result }: ResolvedTemplate,
+  volumeMounts: SandboxVolumeMount[],
   /** A warm pool's sandbox, which this one becomes. */
   sandboxID = newSandboxID(),
 ): Sandbox {
@@ -49,6 +50,7 @@ export function newSandbox(
       keepMemory: body.autoPauseMemory ?? true,
     },
     envdVersion: ENVD_VERSION,
+    volumeMounts,
   }
 }
 

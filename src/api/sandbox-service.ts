@@ -14,6 +14,7 @@ import {
   type SandboxLogEntry,
   type SandboxPage,
   type SandboxQuery,
+  type SandboxVolumeMount,
   type Store,
   type Team,
 } from '../store/index.js'
@@ -30,6 +31,7 @@ import {
   refuseUnsupportedCreateFields,
   refuseUnsupportedNetworkFields,
 } from './unsupported-fields.js'
+import { type RequestedVolumeMount, resolveVolumeMounts } from './volume-mounts.js'
 import type { WarmPools } from './warm-pools.js'
 
 /**
@@ -50,6 +52,11 @@ export interface SandboxServiceConfig {
    * last user (layer-collection.ts).
    */
   releaseLayers?: () => void
+  /**
+   * Called once a killed sandbox that mounted volumes has left the host: a deleted volume's
+   * data may have lost its last holder (volume-collection.ts).
+   */
+  releaseVolumes?: () => void
 }
 
 /** Sandbox lifecycle over the store (what the API knows) and the agent (what runs). */
@@ -86,8 +93,10 @@ export class SandboxService {
       checkedEgressPolicy({ ...body.network, allow_internet_access: body.allow_internet_access }),
       await this.agent.unreachableNetworks(),
     )
+    const volumeMounts = await this.resolveVolumeMounts(team, body.volumeMounts ?? [])
     const now = new Date()
-    const pooledID = this.pools.take(resolved)
+    // A pooled sandbox is running already, and mounts are made when a sandbox starts.
+    const pooledID = volumeMounts.length === 0 ? this.pools.take(resolved) : undefined
     const sandbox = newSandbox(
       team,
       body,
@@ -98,6 +107,7 @@ export class SandboxService {
         maxEndAt: this.maxEndFrom(now),
       },
       resolved,
+      volumeMounts,
       pooledID,
     )
     const release = await this.slots.reserve(team.id)
@@ -156,6 +166,10 @@ export class SandboxService {
           memoryMB: sandbox.memoryMB,
           diskSizeMB: sandbox.diskSizeMB,
           sandboxID,
+          volumeMounts: sandbox.volumeMounts.map(({ volumeID, path }) => ({
+            path,
+            hostDir: this.agent.volumes.directory(volumeID),
+          })),
           ...settings,
         })
       }
@@ -172,6 +186,20 @@ export class SandboxService {
       await this.store.removeSandbox(sandboxID)
       throw error
     }
+  }
+
+  /** The team's volumes a create mounts, or the contract's 400 naming every bad entry. */
+  private async resolveVolumeMounts(
+    team: Team,
+    requested: readonly RequestedVolumeMount[],
+  ): Promise<SandboxVolumeMount[]> {
+    if (requested.length === 0) return []
+    const idsByName = new Map<string, string>()
+    for (const name of new Set(requested.map((mount) => mount.name))) {
+      const volume = await this.store.findVolume(team.id, name)
+      if (volume !== undefined) idsByName.set(name, volume.volumeID)
+    }
+    return resolveVolumeMounts(requested, idsByName)
   }
 
   /**
@@ -436,6 +464,7 @@ export class SandboxService {
     await killIfPresent(this.agent, sandboxID)
     await this.store.removeSandbox(sandboxID)
     this.config.releaseLayers?.()
+    if (sandbox.volumeMounts.length > 0) this.config.releaseVolumes?.()
   }
 
   /** Waits for the removals of killed sandboxes still under way (the service stopping). */

@@ -1,5 +1,9 @@
 import type { Sandbox } from '../store/index.js'
 
+/** wave2-contracts §2.4: the mounts as the create asked for them, by name. */
+const volumeMountsView = (sandbox: Sandbox) =>
+  sandbox.volumeMounts.map(({ name, path }) => ({ name, path }))
+
 /** Deprecated constant returned for old clients that build `<id>-<clientID>` (§1.1). */
 export const CLIENT_ID = '6532622b'
 
@@ -36,6 +40,7 @@ export function listedSandbox(sandbox: Sandbox) {
     metadata: sandbox.metadata,
     state: sandbox.state,
     envdVersion: sandbox.envdVersion,
+    volumeMounts: volumeMountsView(sandbox),
   }
 }
 

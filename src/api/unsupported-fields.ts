@@ -23,8 +23,7 @@ const PAUSE_KEEPS_MEMORY = "its pause always keeps the sandbox's memory and proc
 
 /**
  * `NewSandbox` fields (§1.3, 2.51 addendum) that Sandbar would otherwise store and not act on,
- * so a user would believe they hold: data written to an unmounted "volume" would be lost, the
- * MCP gateway would fail inside the sandbox. The first asked for is refused with a 400 naming
+ * so a user would believe they hold: the MCP gateway would fail inside the sandbox. The first asked for is refused with a 400 naming
  * it. Empty values ask for nothing and pass.
  */
 const CREATE_REFUSALS: readonly FieldRefusal<NewSandbox>[] = [
@@ -33,12 +32,6 @@ const CREATE_REFUSALS: readonly FieldRefusal<NewSandbox>[] = [
     asked: (body) => body.mcp !== null && body.mcp !== undefined,
     reason:
       'it has no MCP gateway (no mcp-gateway template or binary), so the gateway would not start. Create the sandbox without mcp and run the MCP servers you need inside it.',
-  },
-  {
-    field: 'volumeMounts',
-    asked: (body) => nonEmpty(body.volumeMounts),
-    reason:
-      'it has no volumes, so nothing would be mounted at those paths and what the sandbox writes there would be lost with it. Create the sandbox without volumeMounts.',
   },
   {
     field: 'iam',

@@ -68,6 +68,14 @@ export interface SandboxLifecycle {
   keepMemory: boolean
 }
 
+/** A volume mounted into a sandbox (wave2-contracts §2.4): by name on the wire, by ID here. */
+export interface SandboxVolumeMount {
+  volumeID: string
+  name: string
+  /** Where it appears inside the sandbox. */
+  path: string
+}
+
 /** One sandbox as the API knows it: the fields of `SandboxDetail` plus what it needs later. */
 export interface Sandbox {
   sandboxID: string
@@ -91,6 +99,7 @@ export interface Sandbox {
   network: SandboxNetwork
   lifecycle: SandboxLifecycle
   envdVersion: string
+  volumeMounts: SandboxVolumeMount[]
 }
 
 /** The fields a running sandbox may change; everything else is fixed at create. */

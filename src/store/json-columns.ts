@@ -1,5 +1,11 @@
 import * as z from 'zod/mini'
-import type { BuildFailure, BuildResult, SandboxLifecycle, SandboxNetwork } from './index.js'
+import type {
+  BuildFailure,
+  BuildResult,
+  SandboxLifecycle,
+  SandboxNetwork,
+  SandboxVolumeMount,
+} from './index.js'
 
 const stringMap = z.record(z.string(), z.string())
 
@@ -28,6 +34,8 @@ const buildResult = z.object({
   readyCmd: z.optional(z.string()),
 })
 
+const volumeMounts = z.array(z.object({ volumeID: z.string(), name: z.string(), path: z.string() }))
+
 const buildFailure = z.object({ message: z.string(), step: z.optional(z.string()) })
 
 /**
@@ -41,4 +49,5 @@ export const jsonColumns = {
   stringList: (text: string): string[] => stringList.parse(JSON.parse(text)),
   buildResult: (text: string): BuildResult => buildResult.parse(JSON.parse(text)),
   buildFailure: (text: string): BuildFailure => buildFailure.parse(JSON.parse(text)),
+  volumeMounts: (text: string): SandboxVolumeMount[] => volumeMounts.parse(JSON.parse(text)),
 }

@@ -31,6 +31,7 @@ export function sandboxToRow(sandbox: Sandbox, seal: TokenSeal): Insertable<Sand
     network: JSON.stringify(sandbox.network),
     lifecycle: JSON.stringify(sandbox.lifecycle),
     envd_version: sandbox.envdVersion,
+    volume_mounts: JSON.stringify(sandbox.volumeMounts),
   }
 }
 
@@ -74,6 +75,7 @@ export function sandboxFromRow(row: Selectable<SandboxTable>, seal: TokenSeal): 
     network: jsonColumns.network(row.network),
     lifecycle: jsonColumns.lifecycle(row.lifecycle),
     envdVersion: row.envd_version,
+    volumeMounts: jsonColumns.volumeMounts(row.volume_mounts),
   }
 }
 

@@ -65,6 +65,8 @@ export interface SandboxTable {
   network: string
   lifecycle: string
   envd_version: string
+  /** JSON `[{volumeID, name, path}]`. */
+  volume_mounts: string
 }
 
 /**

@@ -154,19 +154,6 @@ describe('fields Sandbar cannot honour answer 400 naming the field', () => {
     )
   })
 
-  it('volumeMounts, through the SDK and raw v1', async () => {
-    const message =
-      'volumeMounts is not supported by this Sandbar server yet: it has no volumes, so nothing would be mounted at those paths and what the sandbox writes there would be lost with it. Create the sandbox without volumeMounts.'
-    const error = await refusedCreate({ volumeMounts: { '/mnt/data': 'data' } })
-    expect(error).toBeInstanceOf(SandboxError)
-    expect(error.message).toBe(`400: ${message}`)
-    const raw = await callApi(serve.client, 'POST', '/sandboxes', {
-      templateID: 'base',
-      volumeMounts: [{ name: 'data', path: '/mnt/data' }],
-    })
-    expect(raw).toEqual({ status: 400, body: { code: 400, message } })
-  })
-
   it('network rules, egress proxy and HTTPS ports, iam tokens, memoryless auto-pause', async () => {
     const cases: [SandboxOpts, string][] = [
       [

@@ -38,6 +38,7 @@ export function sandbox(teamID: string, at: number, overrides: Partial<Sandbox> 
     network: { allowOut: [], denyOut: [], allowPublicTraffic: true },
     lifecycle: { onTimeout: 'kill', autoResume: false, keepMemory: true },
     envdVersion: '0.5.0',
+    volumeMounts: [],
     ...overrides,
   }
 }

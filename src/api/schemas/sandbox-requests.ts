@@ -88,7 +88,7 @@ const networkConfig = z.object({
 
 /**
  * `NewSandbox` (wire contract §1.3) and `NewSandboxV2` (Addendum: the same without `secure`).
- * `mcp`, `iam` and `volumeMounts` are parsed so that asking for them is refused by name
+ * `mcp` and `iam` are parsed so that asking for them is refused by name
  * (unsupported-fields.ts); other unknown fields are tolerated, as newer SDKs may send them.
  */
 export const newSandboxSchema = z.object({

@@ -4,6 +4,7 @@ import { initMigration, type StoreDialect } from './0001-init.js'
 import { telemetryMigration } from './0002-telemetry.js'
 import { templatesMigration } from './0003-templates.js'
 import { volumesMigration } from './0004-volumes.js'
+import { sandboxVolumeMountsMigration } from './0005-sandbox-volume-mounts.js'
 
 /**
  * The migrations in order. Listed here rather than read from the folder, so the bundled
@@ -16,6 +17,7 @@ export function storeMigrations(dialect: StoreDialect): Record<string, Migration
     '0002-telemetry': telemetryMigration,
     '0003-templates': templatesMigration(dialect),
     '0004-volumes': volumesMigration,
+    '0005-sandbox-volume-mounts': sandboxVolumeMountsMigration,
   }
 }
 
