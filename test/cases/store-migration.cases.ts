@@ -1,9 +1,12 @@
+import type { Insertable } from 'kysely'
 import { Migrator } from 'kysely/migration'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createStore, type Store, type StoreConfig } from '../../src/store/index.js'
 import { createKyselyStore } from '../../src/store/kysely-store.js'
 import { storeMigrations } from '../../src/store/migrations/migrate.js'
 import { openPostgres } from '../../src/store/postgres-store.js'
+import { sandboxToRow } from '../../src/store/sandbox-row.js'
+import type { SandboxTable } from '../../src/store/schema.js'
 import { openSqlite } from '../../src/store/sqlite-store.js'
 import { TokenSeal } from '../../src/store/token-seal.js'
 import { BASE_TIME, sandbox, TEST_TOKEN_KEY } from '../store/store-fixture.js'
@@ -33,11 +36,21 @@ export function runMigrationCases(newConfig: () => Promise<StoreConfig>): void {
       }).migrateToLatest()
       expect(migrated.error).toBeUndefined()
       // The store of that version, minus its template methods: sandboxes, logs, metrics.
-      const old = createKyselyStore(db, dialect, new TokenSeal(TEST_TOKEN_KEY))
+      const seal = new TokenSeal(TEST_TOKEN_KEY)
+      const old = createKyselyStore(db, dialect, seal)
       const { team } = await old.ensureFirstTeam()
       const kept = sandbox(team.id, 0, { envdAccessToken: 'secret', metadata: { app: 'x' } })
       const log = { timestamp: at(1), level: 'info' as const, message: 'hi', fields: { a: '1' } }
-      await old.insertSandbox(kept)
+      // That version's row: every column but those later migrations add, and its metadata.
+      const { volume_mounts: _added, ...row } = sandboxToRow(kept, seal)
+      await db
+        .insertInto('sandboxes')
+        .values(row as Insertable<SandboxTable>)
+        .execute()
+      await db
+        .insertInto('sandbox_metadata')
+        .values({ sandbox_id: kept.sandboxID, key: 'app', value: 'x' })
+        .execute()
       await old.appendOutput(team.id, kept.sandboxID, [log], 42)
       await old.close()
 
