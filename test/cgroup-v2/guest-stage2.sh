@@ -6,6 +6,7 @@
 #   sandbar_repo     the repository, a host path
 #   sandbar_modules  the guest kernel's lib/modules/<release>, a host path
 #   sandbar_tests    the agent test files to run, comma-separated
+#   sandbar_test_names  Vitest's -t pattern: which of their tests run
 #   sandbar_layer    the base template's layer, a host path, whose ext4 image is /dev/vda
 #   sandbar_build    the bundles the agent tests use (scripts/build.mjs's output), a host path
 # Any failure ends PID 1, the kernel panics, and qemu exits without the report's end marker.
@@ -71,6 +72,7 @@ node --import tsx test/cgroup-v2/print-cgroup-mode.ts >&3
   tini -s -- node node_modules/vitest/vitest.mjs run --project agent \
     --reporter=default --reporter=./test/summary-reporter.ts \
     --reporter=json --outputFile.json=/run/sandbar-vitest.json \
+    --testNamePattern "$sandbar_test_names" \
     $(echo "$sandbar_tests" | tr ',' ' ') || status=$?
   echo "$status" >/run/sandbar-vitest-exit
 } 2>&1 | cat

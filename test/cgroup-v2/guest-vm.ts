@@ -10,6 +10,8 @@ export interface GuestSpec {
   repo: string
   /** Agent test files, relative to the repository. */
   tests: readonly string[]
+  /** Vitest's `-t` pattern: which of their tests run. */
+  testNames: string
   /** Where the console and report files go. */
   workDir: string
   /** scripts/build.mjs's output, built on the host: emulated, the guest takes minutes to build. */
@@ -33,9 +35,16 @@ export interface GuestRun {
 
 /** The qemu command line for the guest, one comment per choice. */
 export function qemuArgs(spec: GuestSpec): string[] {
-  const words = [spec.repo, spec.kernel.modulesDir, spec.layer.path, spec.buildDir, ...spec.tests]
+  const words = [
+    spec.repo,
+    spec.kernel.modulesDir,
+    spec.layer.path,
+    spec.buildDir,
+    spec.testNames,
+    ...spec.tests,
+  ]
   if (words.some((word) => /[\s,]/.test(word))) {
-    throw new Error('repository, module and test paths must not hold spaces or commas')
+    throw new Error('repository, module and test paths and names must not hold spaces or commas')
   }
   const cmdline = [
     'console=ttyS0',
@@ -50,6 +59,7 @@ export function qemuArgs(spec: GuestSpec): string[] {
     `sandbar_repo=${spec.repo}`,
     `sandbar_modules=${spec.kernel.modulesDir}`,
     `sandbar_tests=${spec.tests.join(',')}`,
+    `sandbar_test_names=${spec.testNames}`,
     `sandbar_layer=${spec.layer.path}`,
     `sandbar_build=${spec.buildDir}`,
   ]
