@@ -19,6 +19,7 @@ export function createCrunRuntime(options: CliRuntimeOptions): Runtime {
     globalFlags: [],
     specOptions: fullOciSpecOptions,
     gaps: {},
+    pausesWithCgroupFreezer: true,
     async launchRun(args) {
       // crun 1.8 refuses hybrid cgroups; without the cgroup2 mount it uses v1 (host-facts).
       // Only `run` creates cgroups, so the other commands run crun directly.

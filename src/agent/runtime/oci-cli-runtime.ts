@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import * as z from 'zod/mini'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
+import { setFrozen } from './cgroup-freezer.js'
 import { readCgroupMode } from './cgroup-mode.js'
 import { mountNetnsSysfs, netnsSysfsDir, unmountNetnsSysfs } from './netns-sysfs.js'
 import { buildOciSpec, needsNetnsSysfs, type OciSpecOptions } from './oci-spec.js'
@@ -29,6 +30,11 @@ export interface OciCliFlavor {
   gaps: RuntimeGaps
   /** How to launch `run` (crun on a hybrid host needs a private mount namespace). */
   launchRun(args: string[]): Promise<Command>
+  /**
+   * Whether pause and resume are the container cgroup's freezer, which `state` reads back
+   * (crun, runc), so they can be written directly; runsc pauses inside its own kernel.
+   */
+  pausesWithCgroupFreezer: boolean
   logger: Logger
 }
 
@@ -44,6 +50,8 @@ export class OciCliRuntime implements Runtime {
   readonly gaps: RuntimeGaps
   readonly #flavor: OciCliFlavor
   readonly #logger: Logger
+  /** Containers' `cgroupsPath`s, known from `run` or read back from their bundles once. */
+  readonly #cgroupsPaths = new Map<string, string>()
 
   constructor(flavor: OciCliFlavor) {
     this.name = flavor.name
@@ -55,6 +63,7 @@ export class OciCliRuntime implements Runtime {
   async run(spec: ContainerSpec): Promise<void> {
     const config = buildOciSpec(spec, this.#flavor.specOptions)
     await writeFile(join(spec.bundleDir, 'config.json'), JSON.stringify(config))
+    this.#cgroupsPaths.set(spec.id, spec.cgroupsPath)
     const args = this.#args({ op: 'run', id: spec.id, bundleDir: spec.bundleDir })
     const command = await this.#flavor.launchRun(args)
     const sysfs = needsNetnsSysfs(this.#flavor.specOptions)
@@ -84,17 +93,26 @@ export class OciCliRuntime implements Runtime {
   }
 
   async pause(id: string): Promise<void> {
-    await this.#call({ op: 'pause', id })
+    if (!this.#flavor.pausesWithCgroupFreezer) {
+      await this.#call({ op: 'pause', id })
+      return
+    }
+    await setFrozen(await this.#cgroupsPath(id), true)
   }
 
   async resume(id: string): Promise<void> {
-    await this.#call({ op: 'resume', id })
+    if (!this.#flavor.pausesWithCgroupFreezer) {
+      await this.#call({ op: 'resume', id })
+      return
+    }
+    await setFrozen(await this.#cgroupsPath(id), false)
   }
 
   async remove(id: string): Promise<void> {
     const record = await this.#record(id)
     if (record === undefined) return
     const cgroupsPath = await readCgroupsPath(record.bundle)
+    this.#cgroupsPaths.delete(id)
     if (record.status !== 'stopped') await this.#stop(record)
     await this.#call({ op: 'delete', id }).catch((error: unknown) => {
       if (!isUnknownContainer(error)) throw error
@@ -110,7 +128,7 @@ export class OciCliRuntime implements Runtime {
   async #stop(record: ContainerRecord): Promise<void> {
     // A frozen process cannot die, and runsc refuses to signal a paused container ("cannot
     // signal container … in state paused"): thaw first, then kill.
-    if (record.status === 'paused') await this.#call({ op: 'resume', id: record.id })
+    if (record.status === 'paused') await this.resume(record.id)
     await this.#call({ op: 'kill', id: record.id, signal: 'KILL' }).catch((error: unknown) => {
       if (!isNotRunning(error) && !isUnknownContainer(error)) throw error
     })
@@ -123,6 +141,16 @@ export class OciCliRuntime implements Runtime {
       }
       await sleep(STOP_POLL_MS)
     }
+  }
+
+  async #cgroupsPath(id: string): Promise<string> {
+    const known = this.#cgroupsPaths.get(id)
+    if (known !== undefined) return known
+    const record = await this.#record(id)
+    const cgroupsPath = record && (await readCgroupsPath(record.bundle))
+    if (cgroupsPath === undefined) throw new Error(`container ${id} has no readable cgroupsPath`)
+    this.#cgroupsPaths.set(id, cgroupsPath)
+    return cgroupsPath
   }
 
   async #record(id: string): Promise<ContainerRecord | undefined> {

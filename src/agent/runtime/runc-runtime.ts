@@ -12,5 +12,6 @@ export function createRuncRuntime(options: CliRuntimeOptions): Runtime {
     specOptions: fullOciSpecOptions,
     gaps: {},
     launchRun: async (args) => ({ file: options.binary, args }),
+    pausesWithCgroupFreezer: true,
   })
 }

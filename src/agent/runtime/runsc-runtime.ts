@@ -40,5 +40,6 @@ export function createRunscRuntime(options: CliRuntimeOptions): Runtime {
         'gVisor has no OOM killer (google/gvisor#1967): 200 MiB in a 96 MiB sandbox, the host OOM-killed the sentry (oom_kill 1) and the container stopped',
     },
     launchRun: async (args) => ({ file: options.binary, args }),
+    pausesWithCgroupFreezer: false,
   })
 }
