@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 
 /** An account from the sandbox's own `/etc/passwd` and `/etc/group`. */
 export interface OsUser {
@@ -24,13 +24,13 @@ interface AccountDb {
 
 /**
  * Reads the account files on every call: templates and user commands add accounts at any time
- * (`useradd` in a build step), and both files are a few hundred bytes.
+ * (`useradd` in a build step), and both files are a few hundred bytes. Synchronously: two
+ * small reads take microseconds, where each asynchronous one is four thread-pool round trips
+ * on every request's path.
  */
-async function readAccounts(root: string): Promise<AccountDb> {
-  const [passwd, group] = await Promise.all([
-    readFile(`${root}/etc/passwd`, 'utf8').catch(() => ''),
-    readFile(`${root}/etc/group`, 'utf8').catch(() => ''),
-  ])
+function readAccounts(root: string): AccountDb {
+  const passwd = readOptional(`${root}/etc/passwd`)
+  const group = readOptional(`${root}/etc/group`)
   const members = new Map<string, number[]>()
   const groupNames = new Map<number, string>()
   for (const fields of colonRecords(group)) {
@@ -56,6 +56,14 @@ async function readAccounts(root: string): Promise<AccountDb> {
   return { users, userNames, groupNames }
 }
 
+function readOptional(file: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {
+    return ''
+  }
+}
+
 function colonRecords(text: string): string[][] {
   return text
     .split('\n')
@@ -69,7 +77,7 @@ export class UserDirectory {
 
   /** @throws UnknownUserError when the name is not in `/etc/passwd`. */
   async lookup(username: string): Promise<OsUser> {
-    const user = (await readAccounts(this.root)).users.get(username)
+    const user = readAccounts(this.root).users.get(username)
     if (user) return user
     // uid 0 exists whatever the image's files say: an image may ship no /etc/passwd at all
     // (a scratch or distroless base), and its build steps still run as root.
@@ -79,7 +87,7 @@ export class UserDirectory {
 
   /** Owner and group names for display, with the numeric ID as fallback (as `ls -l` does). */
   async names(): Promise<{ user(uid: number): string; group(gid: number): string }> {
-    const db = await readAccounts(this.root)
+    const db = readAccounts(this.root)
     return {
       user: (uid) => db.userNames.get(uid) ?? String(uid),
       group: (gid) => db.groupNames.get(gid) ?? String(gid),

@@ -1,16 +1,26 @@
+import bindings from 'bindings'
 import type { OsUser } from '../users.js'
 
 /** The credentials a stretch of filesystem calls runs with. */
 export type Credentials = Pick<OsUser, 'uid' | 'gid' | 'groups'>
 
+interface ThreadCredentialsAddon {
+  /** Sets the calling thread's effective uid and gid and its groups (thread-credentials.c). */
+  setThreadCredentials(uid: number, gid: number, groups: readonly number[]): void
+}
+
 /**
  * How to switch, when envd runs as root on POSIX, with envd's own gid and groups to restore.
- * The calls are Node's own wrappers, which do not depend on `this`.
+ * Only root loads the addon: a plain-user envd never switches.
  */
 const switcher = (() => {
-  const { seteuid, setegid, setgroups, getegid, getgroups } = process
-  if (process.geteuid?.() !== 0 || !seteuid || !setegid || !setgroups) return undefined
-  return { seteuid, setegid, setgroups, gid: getegid?.() ?? 0, groups: getgroups?.() ?? [] }
+  if (process.geteuid?.() !== 0) return undefined
+  const addon: ThreadCredentialsAddon = bindings('thread_credentials.node')
+  return {
+    set: addon.setThreadCredentials,
+    gid: process.getegid?.() ?? 0,
+    groups: process.getgroups?.() ?? [],
+  }
 })()
 
 /**
@@ -20,25 +30,21 @@ const switcher = (() => {
  * ACLs, and nothing between a check and its use. What `work` opens stays usable afterwards:
  * reads and writes through a descriptor are not checked again, so data streams as root.
  *
- * Synchronous by necessity: credentials are per process for Node (glibc applies `seteuid` to
- * every thread), so a switch must not span an `await`, and no libuv thread may resolve a path
- * meanwhile. envd therefore makes every path-based filesystem call synchronously; the thread
- * pool only moves bytes through open descriptors (and reads world-readable `/proc` and
- * `/etc` files). Root requests, and an envd that is not root (`sandbar envd` as a plain user,
- * which can only ever act as itself), run `work` unchanged.
+ * The switch is the main thread's alone (thread-credentials.c): the thread pool keeps root,
+ * and what it does meanwhile (moving bytes through open descriptors, reading world-readable
+ * `/proc` and `/etc` files) is unaffected. Synchronous by necessity: a switch must not span
+ * an `await`, after which the main thread would run other requests' code as this user; envd
+ * therefore makes every path-based filesystem call synchronously. Root requests, and an envd
+ * that is not root (`sandbar envd` as a plain user, which can only ever act as itself), run
+ * `work` unchanged.
  */
 export function asUser<T>(user: Credentials, work: () => T): T {
   if (user.uid === 0 || switcher === undefined) return work()
   try {
-    // Groups and gid first: once the uid is the user's, envd may no longer change them.
-    switcher.setgroups(user.groups)
-    switcher.setegid(user.gid)
-    switcher.seteuid(user.uid)
+    switcher.set(user.uid, user.gid, user.groups)
     return work()
   } finally {
-    switcher.seteuid(0)
-    switcher.setegid(switcher.gid)
-    switcher.setgroups(switcher.groups)
+    switcher.set(0, switcher.gid, switcher.groups)
   }
 }
 
