@@ -6,13 +6,19 @@ export function envdURL(sandboxAddress: string): string {
   return `http://${sandboxAddress}:${ENVD_PORT}`
 }
 
-/** How often a starting sandbox is checked for having died: a check spawns the runtime CLI. */
-const ALIVE_CHECK_INTERVAL_MS = 100
+/**
+ * While a start is quick (envd listens ~100 ms after `run` on an idle host), `/health` is
+ * polled every 5 ms and the sandbox checked for having died every 100 ms; after that, every
+ * 25 ms and every second. Many sandboxes starting at once each take seconds, and at the quick
+ * rates their polls and checks (each a runtime CLI spawn) would take the CPU their envds need.
+ */
+const QUICK_START_MS = 250
+const POLL_MS = { quick: 5, slow: 25 }
+const ALIVE_CHECK_MS = { quick: 100, slow: 1_000 }
 
 /**
- * Polls envd's `/health` every 5 ms until it answers 204. `stillStarting` is checked every
- * ALIVE_CHECK_INTERVAL_MS, so a container that died fails fast instead of waiting for the
- * deadline, without runtime processes competing with envd's start for the CPU.
+ * Polls envd's `/health` until it answers 204. `stillStarting` is checked now and then (see
+ * ALIVE_CHECK_MS), so a container that died fails fast instead of waiting for the deadline.
  */
 export async function waitForEnvd(
   url: string,
@@ -20,7 +26,7 @@ export async function waitForEnvd(
 ): Promise<void> {
   const started = Date.now()
   const deadline = started + options.timeoutMs
-  let nextAliveCheck = started + ALIVE_CHECK_INTERVAL_MS
+  let nextAliveCheck = started + ALIVE_CHECK_MS.quick
   for (;;) {
     const healthy = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
       (response) => response.status === 204,
@@ -30,12 +36,13 @@ export async function waitForEnvd(
     const now = Date.now()
     if (now > deadline)
       throw new Error(`envd at ${url} did not answer within ${options.timeoutMs} ms`)
+    const pace = now - started < QUICK_START_MS ? 'quick' : 'slow'
     if (now >= nextAliveCheck) {
-      nextAliveCheck = now + ALIVE_CHECK_INTERVAL_MS
+      nextAliveCheck = now + ALIVE_CHECK_MS[pace]
       if (!(await options.stillStarting()))
         throw new Error(`the sandbox stopped before envd answered`)
     }
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS[pace]))
   }
 }
 
