@@ -44,8 +44,15 @@ export function createEnvdServer(ctx: EnvdContext): http.Server {
       sendHttpError(res, 401, UNAUTHORIZED_MESSAGE)
       return
     }
-    if (rpcPrefixes.some((prefix) => pathname.startsWith(prefix))) rpcRoutes(req, res)
-    else httpRoutes(req, res)
+    if (rpcPrefixes.some((prefix) => pathname.startsWith(prefix))) {
+      rpcRoutes.handle(req, res)
+      return
+    }
+    // `/init` is the agent's last step before a client gets the sandbox, whose first call is
+    // usually an RPC (a command): the services load now, once the answer is out.
+    // A failed load is reported by the first RPC, which waits for the same load.
+    if (pathname === '/init') res.once('finish', () => rpcRoutes.load().catch(() => undefined))
+    httpRoutes(req, res)
   })
   // Wire contract §3.1: no read/write timeouts; long uploads and process streams stay open.
   server.requestTimeout = 0
@@ -55,21 +62,31 @@ export function createEnvdServer(ctx: EnvdContext): http.Server {
 }
 
 /**
- * The Connect services, loaded at the first RPC: their protobuf descriptors, connect-node and
- * the services cost every sandbox start ~17 ms and its envd ~4 MiB, and an idle sandbox never
- * calls them. Requests wait, in order, for the one load.
+ * The Connect services, loaded at the first RPC or right after `/init`: their protobuf
+ * descriptors, connect-node and the services cost every sandbox start ~17 ms and its envd
+ * ~4 MiB, which envd's start (until `/health` answers) does without. Requests wait, in order,
+ * for the one load.
  */
-function lazyRpcListener(ctx: EnvdContext): RequestListener {
+function lazyRpcListener(ctx: EnvdContext): {
+  handle: RequestListener
+  load: () => Promise<RequestListener>
+} {
   let listener: Promise<RequestListener> | undefined
-  return (req, res) => {
+  const load = (): Promise<RequestListener> => {
     listener ??= import('./rpc/rpc-listener.js').then((rpc) => rpc.createRpcListener(ctx))
-    void listener.then(
-      (handle) => handle(req, res),
-      (error: unknown) => {
-        ctx.logger.error({ err: error }, 'loading the Connect services failed')
-        sendHttpError(res, 500, 'internal error')
-      },
-    )
+    return listener
+  }
+  return {
+    handle: (req, res) => {
+      load().then(
+        (handle) => handle(req, res),
+        (error: unknown) => {
+          ctx.logger.error({ err: error }, 'loading the Connect services failed')
+          sendHttpError(res, 500, 'internal error')
+        },
+      )
+    },
+    load,
   }
 }
 
