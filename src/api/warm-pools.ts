@@ -10,6 +10,13 @@ import { type ResolvedTemplate, resolveTemplateReference } from './template-reso
 /** How often pools are checked without a create asking: rebuilt templates, failed fills. */
 const CHECK_INTERVAL_MS = 10_000
 
+/**
+ * How long a refill waits after a take. Starting a sandbox keeps this process and both cores
+ * of a small host busy for a few hundred ms, and the client that just took one is about to
+ * run its first commands through the same proxy: those come first.
+ */
+const REFILL_AFTER_TAKE_MS = 1_000
+
 interface PoolMember {
   sandboxID: string
   buildID: string
@@ -32,7 +39,7 @@ export interface WarmPoolsConfig {
  * server takes a second to start; a client should not wait for it). A member is a whole
  * sandbox of the template's current build with its start command running and ready; a create
  * of that build takes one (`take`) and the agent hands it over (`Agent.claim`: the request's
- * env vars, token and egress rules). Pools refill one sandbox at a time, after each take and
+ * env vars, token and egress rules). Pools refill one sandbox at a time, a second after each take and
  * every CHECK_INTERVAL_MS; members of an older build are killed. Members are on no team's
  * list and outlive the service, as every sandbox does: the next start's reconcile leaves them
  * to the pools (`adoptable`), which take back those of a current build they have room for and
@@ -43,6 +50,7 @@ export class WarmPools {
   private filling: Promise<void> | undefined
   private fillAgain = false
   private timer: NodeJS.Timeout | undefined
+  private refillAfterTake: NodeJS.Timeout | undefined
   private closed = false
 
   private readonly sizes: ReadonlyMap<string, number>
@@ -74,7 +82,10 @@ export class WarmPools {
   take({ template, build }: ResolvedTemplate): string | undefined {
     // Taken or not, pools may have work: a member to replace, a newer build, a template that
     // became ready. A pass is a few store reads when there is none.
-    this.refill()
+    this.refillAfterTake ??= setTimeout(() => {
+      this.refillAfterTake = undefined
+      this.refill()
+    }, REFILL_AFTER_TAKE_MS)
     const pool = this.members.get(template.templateID) ?? []
     const index = pool.findIndex((member) => member.buildID === build.buildID)
     return index === -1 ? undefined : pool.splice(index, 1)[0]?.sandboxID
@@ -84,6 +95,7 @@ export class WarmPools {
   async close(): Promise<void> {
     this.closed = true
     clearInterval(this.timer)
+    clearTimeout(this.refillAfterTake)
     await this.filling
   }
 
