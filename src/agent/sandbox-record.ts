@@ -1,4 +1,5 @@
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { readFileSync, statSync } from 'node:fs'
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as z from 'zod/mini'
 import { RUNTIME_NAMES } from './runtime/runtime.js'
@@ -45,8 +46,14 @@ const recordSchema = z.object({
  */
 export type SandboxRecord = z.infer<typeof recordSchema>
 
-/** The agent's sandbox records on disk. */
+/**
+ * The agent's sandbox records on disk. Reads are on the path of every request the proxy
+ * forwards, so each record stays parsed in memory for as long as its file is the one read:
+ * every save renames a new file into place, which a file's inode and change time tell apart.
+ */
 export class SandboxRecords {
+  private readonly parsed = new Map<string, { version: string; record: SandboxRecord }>()
+
   constructor(private readonly root: string) {}
 
   dir(sandboxID: string): string {
@@ -71,26 +78,57 @@ export class SandboxRecords {
   }
 
   async read(sandboxID: string): Promise<SandboxRecord | undefined> {
-    const text = await readFile(path.join(this.dir(sandboxID), 'sandbox.json'), 'utf8').catch(
-      () => undefined,
-    )
-    if (text === undefined) return undefined
-    // A torn or corrupt file is no record: reconcile then removes the sandbox's host objects
-    // by name, instead of one bad file stopping every start.
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
+    const file = path.join(this.dir(sandboxID), 'sandbox.json')
+    // Synchronous: a stat and a small read of a local file take microseconds, where each
+    // asynchronous call is a thread-pool round trip.
+    const version = fileVersion(file)
+    if (version === undefined) {
+      this.parsed.delete(sandboxID)
       return undefined
     }
-    const parsed = recordSchema.safeParse(json)
-    return parsed.success ? parsed.data : undefined
+    const known = this.parsed.get(sandboxID)
+    if (known?.version === version) return known.record
+    const record = parseRecord(readOptional(file))
+    if (record === undefined) this.parsed.delete(sandboxID)
+    else this.parsed.set(sandboxID, { version, record })
+    return record
   }
 
   /** Removes the sandbox's directory (record, upper layer, bundle). Unmount first. */
   async remove(sandboxID: string): Promise<void> {
+    this.parsed.delete(sandboxID)
     await rm(this.dir(sandboxID), { recursive: true, force: true })
   }
+}
+
+/** What tells one written record file from another: its inode and change time. */
+function fileVersion(file: string): string | undefined {
+  const stats = statSync(file, { bigint: true, throwIfNoEntry: false })
+  return stats === undefined ? undefined : `${stats.ino}:${stats.ctimeNs}:${stats.size}`
+}
+
+function readOptional(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A torn or corrupt file is no record: reconcile then removes the sandbox's host objects by
+ * name, instead of one bad file stopping every start.
+ */
+function parseRecord(text: string | undefined): SandboxRecord | undefined {
+  if (text === undefined) return undefined
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const parsed = recordSchema.safeParse(json)
+  return parsed.success ? parsed.data : undefined
 }
 
 /** The lowest network slot no record holds. */
