@@ -1,6 +1,6 @@
 // Builds the artifacts into OUTDIR (default dist): sandbar.mjs (the CLI) and envd/ (the
 // self-contained envd that sandboxes run: envd.mjs, which runs the bundle envd.cjs with the V8
-// code cache envd.cjs.cache), each with the native addons it loads beside it, interpreter/
+// code cache envd.cjs.cache), each with the native addons it loads and envd's run-as beside it, interpreter/
 // (the code interpreter: interpreter.mjs and python/), and
 // idmapped-mount (src/agent/rootfs/idmapped-mount.c: the agent mounts sandbox roots and volumes with it).
 // Usage: node scripts/build.mjs [OUTDIR]
@@ -95,10 +95,19 @@ for (const [dir, addons] of Object.entries(addonsOf)) {
 }
 
 // Static: it runs on the host only, but needs no library of the machine it is copied to.
-await promisify(execFile)('cc', [
-  ...['-O2', '-static', '-Wall', '-Wextra', '-Werror'],
-  ...['-o', `${outdir}/idmapped-mount`, 'src/agent/rootfs/idmapped-mount.c'],
-])
+await compileStatic('src/agent/rootfs/idmapped-mount.c', `${outdir}/idmapped-mount`)
+// envd's run-as, beside each bundle that runs envd (run-as-path.ts); static, it runs in any
+// rootfs without the toolbox's loader.
+for (const dir of [outdir, `${outdir}/envd`]) {
+  await compileStatic('src/envd/process/run-as.c', `${dir}/run-as`)
+}
+
+async function compileStatic(source, output) {
+  await promisify(execFile)('cc', [
+    ...['-O2', '-static', '-Wall', '-Wextra', '-Werror'],
+    ...['-o', output, source],
+  ])
+}
 
 // The code cache: envd started once, on a free loopback port, by the node running this build,
 // which is the node the toolbox copies. No NODE_OPTIONS: V8 rejects a cache made under other

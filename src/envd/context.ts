@@ -1,5 +1,4 @@
 import type { Logger } from '../logger.js'
-import type { SetprivPrefix } from './process/setpriv-prefix.js'
 import type { EnvdState } from './state.js'
 import type { UserDirectory } from './users.js'
 
@@ -11,6 +10,6 @@ export interface EnvdContext {
   state: EnvdState
   users: UserDirectory
   logger: Logger
-  /** How `setpriv` starts, resolved once at envd start (`setprivPrefix`). */
-  setpriv: SetprivPrefix
+  /** The run-as helper user processes start through, resolved once at envd start (`runAsPath`). */
+  runAs: string
 }

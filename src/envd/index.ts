@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import { createLogger, type Logger } from '../logger.js'
 import { type EnvdHandover, readHandover } from './handover.js'
 import { type PortForwarder, startPortForwarder } from './port-forward/port-forwarder.js'
-import { setprivPrefix } from './process/setpriv-prefix.js'
+import { runAsPath } from './process/run-as-path.js'
 import { createEnvdServer } from './server.js'
 import { EnvdState } from './state.js'
 import { UserDirectory } from './users.js'
@@ -20,6 +20,7 @@ export {
 export { ENVD_CONTROL_HEADER, type EnvdHandover, encodeHandover } from './handover.js'
 /** The PATH a process gets when it brings none: what the agent and builder give too. */
 export { DEFAULT_PATH } from './process/process-env.js'
+export { RUN_AS_FILE } from './process/run-as-path.js'
 export { ENVD_PORT, ENVD_VERSION }
 
 /** How to run one envd. */
@@ -44,22 +45,22 @@ export interface Envd {
  * HTTP routes of wire contract §3. `E2B_SANDBOX_ID` and `E2B_TEMPLATE_ID` in envd's own
  * environment are passed on to user processes with `E2B_SANDBOX=true`. Two more variables of
  * envd's environment, set by the agent in sandboxes only: `SANDBAR_TOOLBOX=<dir>` starts
- * `setpriv` from the toolbox mounted there, and `SANDBAR_PORT_FORWARD=1` forwards services
+ * envd's run-as helper from the toolbox mounted there, and `SANDBAR_PORT_FORWARD=1` forwards services
  * listening on localhost to the external interface (wire contract §3.1), which on a host would
  * expose them.
  */
 export async function startEnvd(options: EnvdOptions = {}): Promise<Envd> {
   const logger = options.logger ?? createLogger('envd')
   const state = new EnvdState(sandboxEnv(process.env), options.handover)
-  const setpriv = setprivPrefix(process.env.SANDBAR_TOOLBOX)
-  const server = createEnvdServer({ state, users: new UserDirectory(), logger, setpriv })
+  const runAs = runAsPath(process.env.SANDBAR_TOOLBOX)
+  const server = createEnvdServer({ state, users: new UserDirectory(), logger, runAs })
   server.listen(options.port ?? ENVD_PORT, options.host ?? '0.0.0.0')
   await once(server, 'listening')
   const address = server.address()
   if (address === null || typeof address === 'string') throw new Error('envd is not on TCP')
   const { port } = address
   const locked = options.handover !== undefined
-  logger.info({ port, version: ENVD_VERSION, setpriv, locked }, 'envd listening')
+  logger.info({ port, version: ENVD_VERSION, runAs, locked }, 'envd listening')
   const forwarder = startForwarder(logger, port)
   return {
     port,

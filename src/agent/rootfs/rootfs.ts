@@ -1,6 +1,6 @@
 /**
  * The read-only toolbox bind-mounted into every sandbox (host-facts: node, its libraries and
- * loader, the envd bundle, tini, setpriv), so templates need nothing installed for Sandbar.
+ * loader, the envd bundle and its run-as, tini), so templates need nothing installed for Sandbar.
  */
 export interface Toolbox {
   /** Host directory. */

@@ -11,6 +11,7 @@ import {
   stat,
 } from 'node:fs/promises'
 import path from 'node:path'
+import { RUN_AS_FILE } from '../../envd/index.js'
 import type { Logger } from '../../logger.js'
 import { pathExists } from '../path-exists.js'
 import type { Toolbox } from './rootfs.js'
@@ -22,10 +23,11 @@ export const TOOLBOX_MOUNT_POINT = '/.sandbar'
 /** The loader's file name in `lib/`: started directly, it runs node whatever libc the rootfs has. */
 const LOADER = 'ld-linux-x86-64.so.2'
 
+/** What runs from the toolbox outside `bin/`: the loader, and envd's static run-as. */
+const EXECUTABLES = new Set([`lib/${LOADER}`, `envd/${RUN_AS_FILE}`])
+
 /** Debian's `tini` package: the static build runs in any rootfs (host-facts). */
 const TINI = '/usr/bin/tini-static'
-/** util-linux; envd runs it through the toolbox's loader to drop to another user. */
-const SETPRIV = '/usr/bin/setpriv'
 
 export interface ToolboxOptions {
   /** Sandbar's data directory; the toolbox lives in `<dataDir>/toolbox/<inputs hash>/`. */
@@ -76,9 +78,9 @@ export function toolboxAt(dir: string): Toolbox {
 
 /**
  * Assembles the read-only toolbox (DESIGN.md, "A sandbox"): this process's node, envd and its
- * native addons, the code interpreter (`interpreter/`: code-interpreter-v1 starts it), tini,
- * setpriv, and every shared library they load plus the loader. Each set
- * of inputs gets its own directory, so sandboxes still running on an earlier one keep working.
+ * native addons and run-as, the code interpreter (`interpreter/`: code-interpreter-v1 starts
+ * it), tini, and every shared library they load plus the loader. Each set of inputs gets its
+ * own directory, so sandboxes still running on an earlier one keep working.
  */
 export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
   const envdDir = path.join(options.envdBuildDir, 'envd')
@@ -93,7 +95,6 @@ export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
   const files = new Map<string, string>([
     ['bin/node', process.execPath],
     ['bin/tini', TINI],
-    ['bin/setpriv', SETPRIV],
     ...envdFiles.map((name): [string, string] => [`envd/${name}`, path.join(envdDir, name)]),
     ...addons.map((name): [string, string] => [
       `envd/build/Release/${name}`,
@@ -107,7 +108,7 @@ export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
   const root = path.join(options.dataDir, 'toolbox')
   const dir = path.join(root, await inputsHash(files))
   if (await pathExists(dir)) return toolboxAt(dir)
-  const loaded = [process.execPath, SETPRIV, ...addons.map((name) => path.join(addonDir, name))]
+  const loaded = [process.execPath, ...addons.map((name) => path.join(addonDir, name))]
   for (const file of loaded) {
     for (const library of await sharedLibraries(file)) {
       if (library.path !== null && !files.has(`lib/${library.name}`)) {
@@ -168,7 +169,7 @@ async function copyAll(dir: string, files: ReadonlyMap<string, string>): Promise
     }
     await mkdir(path.dirname(target), { recursive: true })
     await copyFile(source, target)
-    const executable = destination.startsWith('bin/') || destination === `lib/${LOADER}`
+    const executable = EXECUTABLES.has(destination) || destination.startsWith('bin/')
     await chmod(target, executable ? 0o755 : 0o644)
   }
   // mkdtemp makes 0700 and the umask may be strict; every sandbox's root is "other" here.

@@ -312,7 +312,7 @@ export const ALLOWED_SYSCALLS = [
   'sendmmsg',
   'sendmsg',
   'sendto',
-  // The set*id family: sudo, su and envd's setpriv change users inside the sandbox, bounded
+  // The set*id family: sudo, su and envd's run-as change users inside the sandbox, bounded
   // by the user namespace's ID map.
   'setfsgid',
   'setfsgid32',

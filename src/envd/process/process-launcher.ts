@@ -17,7 +17,7 @@ export function outputFor(request: StartRequest): ProcessOutput {
 
 /**
  * Starts what a `StartRequest` asks for, as the request's user: cwd resolved like a filesystem
- * path, the contract's env precedence, credentials through `setpriv`, pipes or a PTY.
+ * path, the contract's env precedence, credentials through run-as, pipes or a PTY.
  */
 export async function launchProcess(
   ctx: EnvdContext,
@@ -31,7 +31,7 @@ export async function launchProcess(
   assertDirectoryExists(cwd)
   const launch: ProcessLaunch = {
     command: spawnCommand({
-      setpriv: ctx.setpriv,
+      runAs: ctx.runAs,
       credentials: user,
       cmd: config?.cmd ?? '',
       args: config?.args ?? [],

@@ -5,9 +5,9 @@ import path from 'node:path'
 import { pino } from 'pino'
 import { z } from 'zod'
 import { createHttpRoutes } from '../../../../src/envd/http/routes.js'
-import { HOST_SETPRIV } from '../../../../src/envd/process/setpriv-prefix.js'
 import { EnvdState } from '../../../../src/envd/state.js'
 import { UserDirectory } from '../../../../src/envd/users.js'
+import { testRunAs } from '../../../support/run-as.js'
 
 /** The unprivileged account of the fixture, with its home inside the temp root. */
 export const USER_UID = 1000
@@ -47,7 +47,7 @@ export async function fileRoutesFixture(): Promise<FileRoutesFixture> {
     state,
     users: new UserDirectory(root),
     logger: pino({ level: 'silent' }),
-    setpriv: [HOST_SETPRIV],
+    runAs: await testRunAs(),
   })
   const server = http.createServer(routes)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

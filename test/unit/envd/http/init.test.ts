@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net'
 import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ENVD_CONTROL_HEADER } from '../../../../src/envd/index.js'
-import { HOST_SETPRIV } from '../../../../src/envd/process/setpriv-prefix.js'
 import { createEnvdServer } from '../../../../src/envd/server.js'
 import { EnvdState } from '../../../../src/envd/state.js'
 import { UserDirectory } from '../../../../src/envd/users.js'
 import { rawRequest } from '../../../support/raw-http.js'
+import { testRunAs } from '../../../support/run-as.js'
 
 const SECRET = 'sbt-control-secret-0123456789abcdef0123456789'
 const TOKEN = 'sbt-token'
@@ -23,7 +23,7 @@ async function serve(handover?: { controlSecret: string; accessToken?: string })
     state,
     users: new UserDirectory(),
     logger: pino({ level: 'silent' }),
-    setpriv: [HOST_SETPRIV],
+    runAs: await testRunAs(),
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

@@ -1,81 +1,65 @@
-import { describe, expect, it } from 'vitest'
-import { HOST_SETPRIV } from '../../../../src/envd/process/setpriv-prefix.js'
-import { PROCESS_PREAMBLE, spawnCommand } from '../../../../src/envd/process/spawn-command.js'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { runAsPath } from '../../../../src/envd/process/run-as-path.js'
+import { type SpawnCommandInput, spawnCommand } from '../../../../src/envd/process/spawn-command.js'
+import { testRunAs } from '../../../support/run-as.js'
 
-describe('spawnCommand', () => {
-  it('drops to the uid, gid and supplementary groups through setpriv, then execs via sh', () => {
-    const command = spawnCommand({
-      setpriv: [HOST_SETPRIV],
-      credentials: { uid: 1000, gid: 1000, groups: [1000, 1500] },
-      cmd: '/bin/bash',
-      args: ['-l', '-c', 'echo hi'],
-    })
-    expect(command).toEqual({
-      file: '/usr/bin/setpriv',
-      args: [
-        '--reuid=1000',
-        '--regid=1000',
-        '--groups=1000,1500',
-        '--',
-        '/bin/sh',
-        '-c',
-        PROCESS_PREAMBLE,
-        'sh',
-        '/bin/bash',
-        '-l',
-        '-c',
-        'echo hi',
-      ],
-    })
+let runAs = ''
+beforeAll(async () => {
+  runAs = await testRunAs()
+})
+
+/** Runs what spawnCommand returns, as envd does (as root), and gives back its output and code. */
+async function run(input: Omit<SpawnCommandInput, 'runAs'>) {
+  const { file, args } = spawnCommand({ ...input, runAs })
+  return promisify(execFile)(file, args, { env: { PATH: '/usr/bin:/bin' } }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  )
+}
+
+describe.runIf(process.geteuid?.() === 0)('spawnCommand through run-as', () => {
+  it("runs the command with the user's uid, gid and supplementary groups", async () => {
+    const credentials = { uid: 1000, gid: 1000, groups: [1000, 1500] }
+    const ids = await run({ credentials, cmd: 'sh', args: ['-c', 'id -u; id -g; id -G'] })
+    expect(ids).toMatchObject({ code: 0, stdout: '1000\n1000\n1000 1500\n' })
+    const none = await run({ credentials: { uid: 7, gid: 8, groups: [] }, cmd: 'id', args: ['-G'] })
+    expect(none.stdout).toBe('8\n')
   })
 
-  it('starts setpriv through a loader prefix, whose arguments come before setpriv’s own', () => {
-    const command = spawnCommand({
-      setpriv: ['/tb/lib/ld-linux-x86-64.so.2', '--library-path', '/tb/lib', '/tb/bin/setpriv'],
-      credentials: { uid: 1000, gid: 1000, groups: [] },
-      cmd: 'id',
-      args: ['-G'],
-    })
-    expect(command.file).toBe('/tb/lib/ld-linux-x86-64.so.2')
-    expect(command.args).toEqual([
-      '--library-path',
-      '/tb/lib',
-      '/tb/bin/setpriv',
-      '--reuid=1000',
-      '--regid=1000',
-      '--clear-groups',
-      '--',
-      '/bin/sh',
-      '-c',
-      PROCESS_PREAMBLE,
-      'sh',
-      'id',
-      '-G',
-    ])
+  it('raises the process’s OOM score, so the kernel kills it before envd', async () => {
+    const credentials = { uid: 1000, gid: 1000, groups: [] }
+    const score = await run({ credentials, cmd: 'cat', args: ['/proc/self/oom_score_adj'] })
+    expect(score.stdout).toBe('100\n')
   })
 
-  it('clears every supplementary group when the user has none', () => {
-    const { args } = spawnCommand({
-      setpriv: ['/opt/toolbox/setpriv'],
-      credentials: { uid: 0, gid: 0, groups: [] },
-      cmd: 'true',
-      args: [],
-    })
-    expect(args.slice(0, 4)).toEqual(['--reuid=0', '--regid=0', '--clear-groups', '--'])
+  it('passes the command and its arguments through as they are, never to a shell', async () => {
+    const hostile = ['"; id #', '$(id)', '`id`', '']
+    const credentials = { uid: 1000, gid: 1000, groups: [] }
+    const echoed = await run({ credentials, cmd: 'printf', args: ['[%s]', ...hostile] })
+    expect(echoed.stdout).toBe('["; id #][$(id)][`id`][]')
   })
 
-  it('passes the command and its arguments as positional parameters, never into the script', () => {
-    const hostile = '"; rm -rf / #'
-    const { file, args } = spawnCommand({
-      setpriv: ['/opt/toolbox/setpriv'],
-      credentials: { uid: 1, gid: 1, groups: [1] },
-      cmd: hostile,
-      args: ['$(id)', '`id`'],
+  it('answers a missing command as the shell did: 127 and its message', async () => {
+    const credentials = { uid: 1000, gid: 1000, groups: [] }
+    const missing = await run({ credentials, cmd: 'sbt-no-such-command', args: [] })
+    expect(missing).toMatchObject({
+      code: 127,
+      stderr: 'sh: 1: exec: sbt-no-such-command: not found\n',
     })
-    expect(file).toBe('/opt/toolbox/setpriv')
-    expect(args.indexOf(PROCESS_PREAMBLE)).toBe(args.indexOf('-c') + 1)
-    expect(args.slice(-3)).toEqual([hostile, '$(id)', '`id`'])
-    expect(PROCESS_PREAMBLE).toContain('exec "$@"')
-    expect(PROCESS_PREAMBLE).toContain('oom_score_adj')
+  })
+})
+
+describe('runAsPath', () => {
+  it('is the toolbox’s run-as in a sandbox, else the one beside envd’s bundle', () => {
+    expect(runAsPath('/.sandbar')).toBe('/.sandbar/envd/run-as')
+    expect(runAsPath(undefined)).toMatch(/\/run-as$/)
+  })
+
+  it('rejects a relative toolbox, which would resolve against each process’s cwd', () => {
+    expect(() => runAsPath('sandbar')).toThrow(
+      "SANDBAR_TOOLBOX must be an absolute path, got 'sandbar'",
+    )
   })
 })

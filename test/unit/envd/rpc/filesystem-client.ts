@@ -4,10 +4,10 @@ import { type Client, createClient, createRouterTransport } from '@connectrpc/co
 import { pino } from 'pino'
 import type { EnvdContext } from '../../../../src/envd/context.js'
 import { Filesystem } from '../../../../src/envd/gen/filesystem/filesystem_pb.js'
-import { HOST_SETPRIV } from '../../../../src/envd/process/setpriv-prefix.js'
 import { createFilesystemService } from '../../../../src/envd/rpc/filesystem-service.js'
 import { EnvdState } from '../../../../src/envd/state.js'
 import { UserDirectory } from '../../../../src/envd/users.js'
+import { testRunAs } from '../../../support/run-as.js'
 
 export type FilesystemClient = Client<typeof Filesystem>
 
@@ -42,7 +42,7 @@ export async function createTestFilesystem(): Promise<{
     state,
     users,
     logger: pino({ level: 'silent' }),
-    setpriv: [HOST_SETPRIV],
+    runAs: await testRunAs(),
   }
   const service = createFilesystemService(ctx)
   const client = createClient(

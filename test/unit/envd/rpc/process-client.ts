@@ -4,10 +4,10 @@ import { type Client, createClient, createRouterTransport } from '@connectrpc/co
 import { pino } from 'pino'
 import type { EnvdContext } from '../../../../src/envd/context.js'
 import { Process, type ProcessEvent, Signal } from '../../../../src/envd/gen/process/process_pb.js'
-import { HOST_SETPRIV, type SetprivPrefix } from '../../../../src/envd/process/setpriv-prefix.js'
 import { createProcessService } from '../../../../src/envd/rpc/process-service.js'
 import { EnvdState } from '../../../../src/envd/state.js'
 import { UserDirectory } from '../../../../src/envd/users.js'
+import { testRunAs } from '../../../support/run-as.js'
 
 export type ProcessClient = Client<typeof Process>
 
@@ -16,10 +16,10 @@ export const TEST_ACCOUNT = { name: 'sbtuser', uid: 65534, extraGid: 1500 }
 
 /**
  * A process service behind an in-memory Connect transport, with its own account files
- * (root, and `sbtuser` with a supplementary group), and the temp dir holding them. `setpriv`
- * defaults to the host's.
+ * (root, and `sbtuser` with a supplementary group), and the temp dir holding them. `runAs`
+ * defaults to run-as compiled from source.
  */
-export async function createTestService(setpriv: SetprivPrefix = [HOST_SETPRIV]): Promise<{
+export async function createTestService(runAs?: string): Promise<{
   client: ProcessClient
   state: EnvdState
   root: string
@@ -40,7 +40,7 @@ export async function createTestService(setpriv: SetprivPrefix = [HOST_SETPRIV])
     state,
     users: new UserDirectory(root),
     logger: pino({ level: 'silent' }),
-    setpriv,
+    runAs: runAs ?? (await testRunAs()),
   }
   const service = createProcessService(ctx)
   const transport = createRouterTransport((router) => router.service(Process, service))

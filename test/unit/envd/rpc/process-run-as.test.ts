@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process'
-import { copyFile, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { setprivPrefix } from '../../../../src/envd/process/setpriv-prefix.js'
+import { runAsPath } from '../../../../src/envd/process/run-as-path.js'
+import { testRunAs } from '../../../support/run-as.js'
 import {
   asUser,
   collect,
@@ -12,25 +11,11 @@ import {
   TEST_ACCOUNT,
 } from './process-client.js'
 
-const run = promisify(execFile)
-
-/**
- * A toolbox laid out as sandboxes mount it at `/.sandbar`: the host's loader, `setpriv` and the
- * libraries `ldd` lists for it, copied (not linked) so nothing resolves back to the host's.
- */
+/** A toolbox laid out as sandboxes mount it at `/.sandbar`, holding only envd's run-as. */
 async function buildToolbox(): Promise<string> {
   const dir = await mkdtemp('/tmp/sbt-toolbox-')
-  await mkdir(path.join(dir, 'lib'))
-  await mkdir(path.join(dir, 'bin'))
-  const loader = await realpath('/lib64/ld-linux-x86-64.so.2')
-  await copyFile(loader, path.join(dir, 'lib/ld-linux-x86-64.so.2'))
-  await copyFile('/usr/bin/setpriv', path.join(dir, 'bin/setpriv'))
-  const { stdout } = await run('ldd', ['/usr/bin/setpriv'])
-  for (const match of stdout.matchAll(/^\s*(\S+) => (\/\S+)/gm)) {
-    const [, name, file] = match
-    if (name === undefined || file === undefined) continue
-    await copyFile(await realpath(file), path.join(dir, 'lib', name))
-  }
+  await mkdir(path.join(dir, 'envd'))
+  await copyFile(await testRunAs(), path.join(dir, 'envd/run-as'))
   return dir
 }
 
@@ -40,7 +25,7 @@ let dispose: () => Promise<void>
 
 beforeAll(async () => {
   toolbox = await buildToolbox()
-  ;({ client, dispose } = await createTestService(setprivPrefix(toolbox)))
+  ;({ client, dispose } = await createTestService(runAsPath(toolbox)))
 })
 
 afterAll(async () => {
@@ -51,7 +36,7 @@ afterAll(async () => {
 const asTestUser = { headers: asUser(TEST_ACCOUNT.name) }
 const groups = `${TEST_ACCOUNT.uid} ${TEST_ACCOUNT.extraGid}`
 
-describe('setpriv from a toolbox (SANDBAR_TOOLBOX)', () => {
+describe('run-as from a toolbox (SANDBAR_TOOLBOX)', () => {
   it('drops a pipe process to the user’s gid and supplementary groups', async () => {
     const result = await collect(client.start({ process: { cmd: 'id', args: ['-G'] } }, asTestUser))
     expect(result.end).toMatchObject({ exitCode: 0, exited: true })
@@ -83,21 +68,15 @@ describe('setpriv from a toolbox (SANDBAR_TOOLBOX)', () => {
     expect(result.stdout).not.toMatch(/^LD_/m)
   })
 
-  it('really goes through the toolbox: without its setpriv, the loader fails the start', async () => {
-    const broken = await mkdtemp('/tmp/sbt-toolbox-')
-    const service = await createTestService(setprivPrefix(broken))
+  it('really goes through the toolbox: without its run-as, the start fails', async () => {
+    const empty = await mkdtemp('/tmp/sbt-toolbox-')
+    const service = await createTestService(runAsPath(empty))
     try {
-      await mkdir(path.join(broken, 'lib'))
-      await copyFile(
-        path.join(toolbox, 'lib/ld-linux-x86-64.so.2'),
-        path.join(broken, 'lib/ld-linux-x86-64.so.2'),
-      )
-      const result = await collect(service.client.start({ process: { cmd: 'true', args: [] } }))
-      expect(result.end).toMatchObject({ exitCode: 127, exited: true })
-      expect(result.stderr).toContain(path.join(broken, 'bin/setpriv'))
+      const started = collect(service.client.start({ process: { cmd: 'true', args: [] } }))
+      await expect(started).rejects.toThrow(path.join(empty, 'envd/run-as'))
     } finally {
       await service.dispose()
-      await rm(broken, { recursive: true, force: true })
+      await rm(empty, { recursive: true, force: true })
     }
   })
 })
