@@ -1,4 +1,5 @@
-import { access, readFile, writeFile } from 'node:fs/promises'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { access } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { readCgroupMode } from './cgroup-mode.js'
@@ -10,31 +11,44 @@ const POLL_MS = 1
 const V1_REWRITE_EVERY_POLLS = 10
 
 /**
- * Freezes or thaws every process of the cgroup at `cgroupsPath` (an OCI `cgroupsPath`), and
- * waits until the kernel reports it done. This is what `crun pause` and `runc pause` do, and
- * their `state` reads the same freezer, so it needs no runtime process: a pause or resume is
- * a few file writes instead of a spawn.
+ * Freezes and thaws every process of one container's cgroup, and waits until the kernel
+ * reports it done. This is what `crun pause` and `runc pause` do, and their `state` reads the
+ * same freezer, so it needs no runtime process: a pause or resume is a few writes and reads of
+ * cgroup files, made synchronously (kernel files answer at once; the thread pool would add a
+ * round trip to each).
  */
-export async function setFrozen(cgroupsPath: string, frozen: boolean): Promise<void> {
+export interface CgroupFreezer {
+  setFrozen(frozen: boolean): Promise<void>
+}
+
+/** The freezer of the cgroup at `cgroupsPath` (an OCI `cgroupsPath`), on this host's cgroups. */
+export async function cgroupFreezer(cgroupsPath: string): Promise<CgroupFreezer> {
   const mode = await readCgroupMode()
   if (mode.kind === 'v2') {
     const dir = join(mode.mountPoints[0] ?? '/sys/fs/cgroup', cgroupsPath)
-    await writeFile(join(dir, 'cgroup.freeze'), frozen ? '1' : '0')
-    await pollUntil(cgroupsPath, frozen, async () => {
-      const events = await readFile(join(dir, 'cgroup.events'), 'utf8')
-      return events.includes(`frozen ${frozen ? 1 : 0}`)
-    })
-    return
+    return {
+      async setFrozen(frozen) {
+        writeFileSync(join(dir, 'cgroup.freeze'), frozen ? '1' : '0')
+        const done = `frozen ${frozen ? 1 : 0}`
+        await pollUntil(cgroupsPath, frozen, () =>
+          readFileSync(join(dir, 'cgroup.events'), 'utf8').includes(done),
+        )
+      },
+    }
   }
   const state = join(await v1FreezerDir(mode.mountPoints, cgroupsPath), 'freezer.state')
-  const wanted = frozen ? 'FROZEN' : 'THAWED'
-  await writeFile(state, wanted)
-  let polls = 0
-  await pollUntil(cgroupsPath, frozen, async () => {
-    if ((await readFile(state, 'utf8')).trim() === wanted) return true
-    if (++polls % V1_REWRITE_EVERY_POLLS === 0) await writeFile(state, wanted)
-    return false
-  })
+  return {
+    async setFrozen(frozen) {
+      const wanted = frozen ? 'FROZEN' : 'THAWED'
+      writeFileSync(state, wanted)
+      let polls = 0
+      await pollUntil(cgroupsPath, frozen, () => {
+        if (readFileSync(state, 'utf8').trim() === wanted) return true
+        if (++polls % V1_REWRITE_EVERY_POLLS === 0) writeFileSync(state, wanted)
+        return false
+      })
+    },
+  }
 }
 
 /** The container's directory in the v1 freezer hierarchy, wherever the host mounts it. */
@@ -51,13 +65,9 @@ async function v1FreezerDir(mountPoints: string[], cgroupsPath: string): Promise
   throw new Error(`no freezer cgroup at ${cgroupsPath}`)
 }
 
-async function pollUntil(
-  cgroupsPath: string,
-  frozen: boolean,
-  done: () => Promise<boolean>,
-): Promise<void> {
+async function pollUntil(cgroupsPath: string, frozen: boolean, done: () => boolean): Promise<void> {
   const deadline = Date.now() + FREEZE_TIMEOUT_MS
-  while (!(await done())) {
+  while (!done()) {
     if (Date.now() > deadline) {
       throw new Error(
         `cgroup ${cgroupsPath} not ${frozen ? 'frozen' : 'thawed'} after ${FREEZE_TIMEOUT_MS} ms`,

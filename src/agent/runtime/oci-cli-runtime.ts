@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import * as z from 'zod/mini'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
-import { setFrozen } from './cgroup-freezer.js'
+import { type CgroupFreezer, cgroupFreezer } from './cgroup-freezer.js'
 import { readCgroupMode } from './cgroup-mode.js'
 import { mountNetnsSysfs, netnsSysfsDir, unmountNetnsSysfs } from './netns-sysfs.js'
 import { buildOciSpec, needsNetnsSysfs, type OciSpecOptions } from './oci-spec.js'
@@ -52,6 +52,8 @@ export class OciCliRuntime implements Runtime {
   readonly #logger: Logger
   /** Containers' `cgroupsPath`s, known from `run` or read back from their bundles once. */
   readonly #cgroupsPaths = new Map<string, string>()
+  /** Containers' freezers, found at their first pause. */
+  readonly #freezers = new Map<string, CgroupFreezer>()
 
   constructor(flavor: OciCliFlavor) {
     this.name = flavor.name
@@ -97,7 +99,7 @@ export class OciCliRuntime implements Runtime {
       await this.#call({ op: 'pause', id })
       return
     }
-    await setFrozen(await this.#cgroupsPath(id), true)
+    await (await this.#freezer(id)).setFrozen(true)
   }
 
   async resume(id: string): Promise<void> {
@@ -105,7 +107,7 @@ export class OciCliRuntime implements Runtime {
       await this.#call({ op: 'resume', id })
       return
     }
-    await setFrozen(await this.#cgroupsPath(id), false)
+    await (await this.#freezer(id)).setFrozen(false)
   }
 
   async remove(id: string): Promise<void> {
@@ -113,6 +115,7 @@ export class OciCliRuntime implements Runtime {
     if (record === undefined) return
     const cgroupsPath = await readCgroupsPath(record.bundle)
     this.#cgroupsPaths.delete(id)
+    this.#freezers.delete(id)
     if (record.status !== 'stopped') await this.#stop(record)
     await this.#call({ op: 'delete', id }).catch((error: unknown) => {
       if (!isUnknownContainer(error)) throw error
@@ -141,6 +144,14 @@ export class OciCliRuntime implements Runtime {
       }
       await sleep(STOP_POLL_MS)
     }
+  }
+
+  async #freezer(id: string): Promise<CgroupFreezer> {
+    const known = this.#freezers.get(id)
+    if (known !== undefined) return known
+    const freezer = await cgroupFreezer(await this.#cgroupsPath(id))
+    this.#freezers.set(id, freezer)
+    return freezer
   }
 
   async #cgroupsPath(id: string): Promise<string> {
