@@ -207,11 +207,14 @@ describe('a sandbox on the agent', () => {
         timeoutMs: 0,
       },
     )
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    await test.agent.pause(info.sandboxID)
-    expect((await test.agent.get(info.sandboxID))?.state).toBe('paused')
     const upper = `${test.config.dataDir}/sandboxes/${info.sandboxID}/disk/upper/tmp/counter`
     const { readFile } = await import('node:fs/promises')
+    // Counting, however slow the start (an emulated guest takes seconds to start bash -l).
+    await expect
+      .poll(() => readFile(upper, 'utf8').then(Number, () => 0), { timeout: 30_000 })
+      .toBeGreaterThan(1)
+    await test.agent.pause(info.sandboxID)
+    expect((await test.agent.get(info.sandboxID))?.state).toBe('paused')
     const frozen = await readFile(upper, 'utf8')
     await new Promise((resolve) => setTimeout(resolve, 500))
     expect(await readFile(upper, 'utf8')).toBe(frozen)

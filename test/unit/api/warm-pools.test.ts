@@ -11,6 +11,9 @@ afterEach(async () => {
   await t.close()
 })
 
+/** A refill after a take waits a second (warm-pools.ts), then starts its sandbox. */
+const REFILL_WAIT = { timeout: 3_000 }
+
 const create = (body: Record<string, unknown>) =>
   t.call('POST', '/sandboxes', { templateID: 'interp', ...body })
 
@@ -50,8 +53,9 @@ describe('warm pools', () => {
       state: 'running',
       envVars: { FOO: 'bar' },
     })
-    // The pool starts a replacement; nothing else was created for the client.
-    await vi.waitFor(() => expect(t.created).toHaveLength(3))
+    // The pool starts a replacement a second after the take; nothing else was created for the
+    // client.
+    await vi.waitFor(() => expect(t.created).toHaveLength(3), REFILL_WAIT)
     expect(t.created.filter((request) => request.sandboxID === sandbox.sandboxID)).toHaveLength(1)
   })
 
@@ -65,8 +69,8 @@ describe('warm pools', () => {
     expect((await create({})).status).toBe(201)
     expect(t.agentLog.claimed).toEqual([])
     // …while the pool removes the old build's members and starts the new one's.
-    await vi.waitFor(() => expect(t.agentLog.killed.sort()).toEqual([...old].sort()))
-    await vi.waitFor(() => expect(t.created).toHaveLength(5))
+    await vi.waitFor(() => expect(t.agentLog.killed.sort()).toEqual([...old].sort()), REFILL_WAIT)
+    await vi.waitFor(() => expect(t.created).toHaveLength(5), REFILL_WAIT)
   })
 
   it('starts a sandbox cold, with the same ID, when a pooled one cannot be claimed', async () => {
@@ -98,7 +102,7 @@ describe('warm pools', () => {
     expect(t.created).toEqual([])
     await readyTemplate(t, 'interp')
     expect((await create({})).status).toBe(201)
-    await vi.waitFor(() => expect(t.created).toHaveLength(3))
+    await vi.waitFor(() => expect(t.created).toHaveLength(3), REFILL_WAIT)
     await t.warmPools.close()
     // Sandboxes outlive the service; the next start's pools adopt them.
     expect(t.agentLog.killed).toEqual([])
