@@ -1,8 +1,8 @@
 // Builds the artifacts into OUTDIR (default dist): sandbar.mjs (the CLI) and envd/ (the
 // self-contained envd that sandboxes run: envd.mjs, which runs the bundle envd.cjs with the V8
-// code cache envd.cjs.cache), each with the native addons it loads and envd's run-as beside it, interpreter/
-// (the code interpreter: interpreter.mjs and python/), and
-// idmapped-mount (src/agent/rootfs/idmapped-mount.c: the agent mounts sandbox roots and volumes with it).
+// code cache envd.cjs.cache), each with the native addons it loads and envd's run-as beside
+// it, interpreter/ (the code interpreter: interpreter.mjs and python/), and idmapped-mount
+// (src/agent/rootfs/idmapped-mount.c: the agent mounts sandbox roots and volumes with it).
 // Usage: node scripts/build.mjs [OUTDIR]
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'

@@ -23,8 +23,8 @@ const PAUSE_KEEPS_MEMORY = "its pause always keeps the sandbox's memory and proc
 
 /**
  * `NewSandbox` fields (§1.3, 2.51 addendum) that Sandbar would otherwise store and not act on,
- * so a user would believe they hold: the MCP gateway would fail inside the sandbox. The first asked for is refused with a 400 naming
- * it. Empty values ask for nothing and pass.
+ * so a user would believe they hold: the MCP gateway would fail inside the sandbox. The first
+ * asked for is refused with a 400 naming it. Empty values ask for nothing and pass.
  */
 const CREATE_REFUSALS: readonly FieldRefusal<NewSandbox>[] = [
   {

@@ -39,11 +39,11 @@ export interface WarmPoolsConfig {
  * server takes a second to start; a client should not wait for it). A member is a whole
  * sandbox of the template's current build with its start command running and ready; a create
  * of that build takes one (`take`) and the agent hands it over (`Agent.claim`: the request's
- * env vars, token and egress rules). Pools refill one sandbox at a time, a second after each take and
- * every CHECK_INTERVAL_MS; members of an older build are killed. Members are on no team's
- * list and outlive the service, as every sandbox does: the next start's reconcile leaves them
- * to the pools (`adoptable`), which take back those of a current build they have room for and
- * kill the rest.
+ * env vars, token and egress rules). Pools refill one sandbox at a time, a second after each
+ * take and every CHECK_INTERVAL_MS; members of an older build are killed. Members are on no
+ * team's list and outlive the service, as every sandbox does: the next start's reconcile
+ * leaves them to the pools (`adoptable`), which take back those of a current build they have
+ * room for and kill the rest.
  */
 export class WarmPools {
   private readonly members = new Map<string, PoolMember[]>()

@@ -45,9 +45,9 @@ export interface Envd {
  * HTTP routes of wire contract §3. `E2B_SANDBOX_ID` and `E2B_TEMPLATE_ID` in envd's own
  * environment are passed on to user processes with `E2B_SANDBOX=true`. Two more variables of
  * envd's environment, set by the agent in sandboxes only: `SANDBAR_TOOLBOX=<dir>` starts
- * envd's run-as helper from the toolbox mounted there, and `SANDBAR_PORT_FORWARD=1` forwards services
- * listening on localhost to the external interface (wire contract §3.1), which on a host would
- * expose them.
+ * envd's run-as helper from the toolbox mounted there, and `SANDBAR_PORT_FORWARD=1` forwards
+ * services listening on localhost to the external interface (wire contract §3.1), which on a
+ * host would expose them.
  */
 export async function startEnvd(options: EnvdOptions = {}): Promise<Envd> {
   const logger = options.logger ?? createLogger('envd')

@@ -114,12 +114,13 @@ export class OciCliRuntime implements Runtime {
     const record = await this.#record(id)
     if (record === undefined) return
     const cgroupsPath = await readCgroupsPath(record.bundle)
-    this.#cgroupsPaths.delete(id)
-    this.#freezers.delete(id)
+    // A paused container thaws through its freezer on the way out (#stop): forgotten after.
     if (record.status !== 'stopped') await this.#stop(record)
     await this.#call({ op: 'delete', id }).catch((error: unknown) => {
       if (!isUnknownContainer(error)) throw error
     })
+    this.#cgroupsPaths.delete(id)
+    this.#freezers.delete(id)
     if (cgroupsPath === undefined) {
       this.#logger.warn({ containerID: id }, 'bundle config unreadable; cgroups not checked')
     } else {
