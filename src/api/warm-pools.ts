@@ -11,9 +11,11 @@ import { type ResolvedTemplate, resolveTemplateReference } from './template-reso
 const CHECK_INTERVAL_MS = 10_000
 
 /**
- * How long a refill waits after a take. Starting a sandbox keeps this process and both cores
- * of a small host busy for a few hundred ms, and the client that just took one is about to
- * run its first commands through the same proxy: those come first.
+ * How long a refill waits after the latest take. Starting a sandbox keeps this process and both
+ * cores of a small host busy for a few hundred ms, and the clients that just took one are about
+ * to run their first commands through the same proxy: those come first, and a burst of creates
+ * takes from the pool without refills beside it. Under takes that never pause, the periodic
+ * check (CHECK_INTERVAL_MS) still refills.
  */
 const REFILL_AFTER_TAKE_MS = 1_000
 
@@ -82,7 +84,8 @@ export class WarmPools {
   take({ template, build }: ResolvedTemplate): string | undefined {
     // Taken or not, pools may have work: a member to replace, a newer build, a template that
     // became ready. A pass is a few store reads when there is none.
-    this.refillAfterTake ??= setTimeout(() => {
+    clearTimeout(this.refillAfterTake)
+    this.refillAfterTake = setTimeout(() => {
       this.refillAfterTake = undefined
       this.refill()
     }, REFILL_AFTER_TAKE_MS)

@@ -59,6 +59,22 @@ describe('warm pools', () => {
     expect(t.created.filter((request) => request.sandboxID === sandbox.sandboxID)).toHaveLength(1)
   })
 
+  it('refills only once creates pause, so a burst takes from the pool without refills beside it', async () => {
+    await readyTemplate(t, 'interp')
+    t.warmPools.start()
+    await vi.waitFor(() => expect(t.created).toHaveLength(2))
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    // Takes 700 ms apart: a refill a second after the first would start before the third.
+    for (let take = 0; take < 3; take++) {
+      if (take > 0) await sleep(700)
+      expect((await create({})).status).toBe(201)
+    }
+    expect(t.agentLog.claimed).toHaveLength(2)
+    // The two pooled and the third, cold, for its client: no refill yet.
+    expect(t.created).toHaveLength(3)
+    await vi.waitFor(() => expect(t.created).toHaveLength(5), REFILL_WAIT)
+  })
+
   it('replaces the members of an older build once a newer one is ready', async () => {
     await readyTemplate(t, 'interp')
     t.warmPools.start()
