@@ -66,6 +66,9 @@ class HostNetworkManager implements NetworkManager {
     SPECIAL_PURPOSE_NETWORKS.map(knownIPv4CIDR),
   )
 
+  /** unreachable()'s host addresses and when they were read (HOST_ADDRESSES_FRESH_MS). */
+  private hostAddressesRead: { at: number; addresses: HostAddress[] } | undefined
+
   constructor(
     private readonly config: NetworkManagerConfig,
     private readonly pool: AddressPool,
@@ -150,10 +153,20 @@ class HostNetworkManager implements NetworkManager {
     this.logger.debug({ sandboxID, ms: performance.now() - started }, 'sandbox network removed')
   }
 
-  /** In-process (getifaddrs), no `ip` spawn: the api asks on every create and update. */
+  /**
+   * In-process (getifaddrs), no `ip` spawn: the api asks on every create and update. A burst of
+   * creates shares one read, which lists every sandbox's host veth too (~1.5 ms at 120).
+   */
   async unreachable(): Promise<UnreachableNetwork[]> {
     const pool = knownIPv4CIDR(this.pool.cidr)
-    const addresses = hostAddresses()
+    const now = performance.now()
+    if (
+      this.hostAddressesRead === undefined ||
+      now - this.hostAddressesRead.at > HOST_ADDRESSES_FRESH_MS
+    ) {
+      this.hostAddressesRead = { at: now, addresses: hostAddresses() }
+    }
+    const addresses = this.hostAddressesRead.addresses
       .map(({ address }) => knownIPv4CIDR(`${address}/32`))
       // Loopback inside a sandbox is the sandbox's own; pool addresses are the pool's.
       .filter((cidr) => !covers(LOOPBACK, cidr) && !covers(pool, cidr))
@@ -226,6 +239,13 @@ class HostNetworkManager implements NetworkManager {
 }
 
 const LOOPBACK = knownIPv4CIDR('127.0.0.0/8')
+
+/**
+ * How long unreachable() trusts a read of the host's addresses. They change when the host's
+ * administrator changes them; a create validated against a view this old is still right, as
+ * the closed networks themselves are read once, at init.
+ */
+const HOST_ADDRESSES_FRESH_MS = 1_000
 
 interface HostAddress {
   ifname: string
