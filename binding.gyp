@@ -4,6 +4,11 @@
       "target_name": "thread_credentials",
       "sources": ["src/envd/fs/thread-credentials.c"],
       "cflags": ["-Wall", "-Wextra", "-Werror"]
+    },
+    {
+      "target_name": "listening_sockets",
+      "sources": ["src/envd/port-forward/listening-sockets.c"],
+      "cflags": ["-Wall", "-Wextra", "-Werror"]
     }
   ]
 }

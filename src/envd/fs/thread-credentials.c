@@ -4,23 +4,15 @@
 // with node's ten threads. The raw system calls switch the calling thread alone: the main
 // thread, which makes every path-based filesystem call, while the thread pool keeps root.
 #define NAPI_VERSION 8
+#include "../napi-errno.h"
 #include <errno.h>
 #include <node_api.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 // Supplementary groups one switch takes; /etc/group lists far fewer per user.
 #define MAX_GROUPS 256
-
-static napi_value throw_errno(napi_env env, const char *call) {
-  char message[128];
-  snprintf(message, sizeof message, "%s: %s", call, strerror(errno));
-  napi_throw_error(env, NULL, message);
-  return NULL;
-}
 
 static int uint32_arg(napi_env env, napi_value value, uint32_t *out) {
   return napi_get_value_uint32(env, value, out) == napi_ok ? 0 : -1;

@@ -10,7 +10,7 @@ export interface ForwardEndpoint {
 }
 
 export interface ForwardPlanInput {
-  /** Every listening TCP socket of the sandbox (`/proc/net/tcp` and `/proc/net/tcp6`). */
+  /** Every listening TCP socket of the sandbox. */
   sockets: readonly ListeningSocket[]
   /** The sandbox's non-loopback IPv4 addresses. */
   externalAddresses: readonly string[]
@@ -54,8 +54,22 @@ export function planForwards(input: ForwardPlanInput): ForwardEndpoint[] {
   return plan
 }
 
+/**
+ * Whether any plan could forward: a port other than the reserved ones has a loopback listener.
+ * Most scans find none, and need not read the interfaces' addresses.
+ */
+export function anyLoopbackService(
+  sockets: readonly ListeningSocket[],
+  reservedPorts: ReadonlySet<number>,
+): boolean {
+  return sockets.some(
+    ({ address, port }) => LOOPBACKS.includes(address) && !reservedPorts.has(port),
+  )
+}
+
+/** Loopback addresses in the order a forward prefers them as its target. */
+const LOOPBACKS = ['127.0.0.1', '::1']
+
 function loopbackTarget(addresses: ReadonlySet<string>): string | undefined {
-  if (addresses.has('127.0.0.1')) return '127.0.0.1'
-  if (addresses.has('::1')) return '::1'
-  return undefined
+  return LOOPBACKS.find((loopback) => addresses.has(loopback))
 }

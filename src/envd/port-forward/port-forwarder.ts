@@ -1,9 +1,13 @@
-import { readFile } from 'node:fs/promises'
 import net from 'node:net'
 import os from 'node:os'
 import type { Logger } from '../../logger.js'
-import { type ForwardEndpoint, forwardKey, planForwards } from './forward-plan.js'
-import { type ListeningSocket, parseListeningSockets } from './listening-sockets.js'
+import {
+  anyLoopbackService,
+  type ForwardEndpoint,
+  forwardKey,
+  planForwards,
+} from './forward-plan.js'
+import { listeningSockets } from './listening-sockets.js'
 
 /** Wire contract §3.1: envd scans the listening sockets every second. */
 export const SCAN_INTERVAL_MS = 1_000
@@ -58,11 +62,12 @@ class LocalhostForwarder implements PortForwarder {
 
   schedule(intervalMs: number): void {
     this.timer = setTimeout(() => {
-      void this.scan()
-        .catch((error: unknown) => this.logger.warn({ err: error }, 'port scan failed'))
-        .finally(() => {
-          if (!this.stopped) this.schedule(intervalMs)
-        })
+      try {
+        this.scan()
+      } catch (error) {
+        this.logger.warn({ err: error }, 'port scan failed')
+      }
+      if (!this.stopped) this.schedule(intervalMs)
     }, intervalMs)
     // The forwarder never keeps envd's process alive on its own.
     this.timer.unref()
@@ -77,14 +82,16 @@ class LocalhostForwarder implements PortForwarder {
   }
 
   /** One scan: opens the forwards the plan wants and closes those it no longer does. */
-  private async scan(): Promise<void> {
+  private scan(): void {
+    const sockets = listeningSockets()
     const plan = planForwards({
-      sockets: await readListeningSockets(),
-      externalAddresses: externalIPv4Addresses(),
+      sockets,
+      externalAddresses: anyLoopbackService(sockets, this.reservedPorts)
+        ? externalIPv4Addresses()
+        : [],
       reservedPorts: this.reservedPorts,
       open: new Set(this.forwards.keys()),
     })
-    if (this.stopped) return
     const wanted = new Map(plan.map((endpoint) => [forwardKey(endpoint), endpoint]))
     for (const [key, forward] of this.forwards) {
       if (wanted.has(key)) continue
@@ -154,19 +161,6 @@ function closeForward(forward: Forward): Promise<void> {
   const closed = new Promise<void>((resolve) => forward.server.close(() => resolve()))
   for (const socket of forward.connections) socket.destroy()
   return closed
-}
-
-/** Both tables: a host without IPv6 has no `/proc/net/tcp6`. */
-async function readListeningSockets(): Promise<ListeningSocket[]> {
-  const tables = await Promise.all(
-    ['/proc/net/tcp', '/proc/net/tcp6'].map((file) =>
-      readFile(file, 'utf8').catch((error: unknown) => {
-        if (errorCode(error) === 'ENOENT') return ''
-        throw error
-      }),
-    ),
-  )
-  return tables.flatMap(parseListeningSockets)
 }
 
 /** The sandbox's external interface addresses: every non-internal IPv4 address. */

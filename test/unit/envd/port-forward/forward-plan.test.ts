@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { forwardKey, planForwards } from '../../../../src/envd/port-forward/forward-plan.js'
+import {
+  anyLoopbackService,
+  forwardKey,
+  planForwards,
+} from '../../../../src/envd/port-forward/forward-plan.js'
 
 const external = ['10.233.0.2']
 const plan = (sockets: { address: string; port: number }[], open: string[] = []) =>
@@ -54,5 +58,41 @@ describe('planForwards', () => {
     expect(plan(sockets, [key])).toEqual([
       { address: '10.233.0.2', port: 8080, target: '127.0.0.1' },
     ])
+  })
+})
+
+describe('anyLoopbackService', () => {
+  const reserved = new Set([49983])
+
+  it('is true only for a loopback listener on a port that is not reserved', () => {
+    expect(anyLoopbackService([{ address: '127.0.0.1', port: 8080 }], reserved)).toBe(true)
+    expect(anyLoopbackService([{ address: '::1', port: 3000 }], reserved)).toBe(true)
+    expect(anyLoopbackService([{ address: '127.0.0.1', port: 49983 }], reserved)).toBe(false)
+    expect(
+      anyLoopbackService(
+        [
+          { address: '0.0.0.0', port: 8080 },
+          { address: '10.233.0.2', port: 3000 },
+        ],
+        reserved,
+      ),
+    ).toBe(false)
+    expect(anyLoopbackService([], reserved)).toBe(false)
+  })
+
+  it('is false whenever the plan is empty whatever the addresses, so a scan may skip reading them', () => {
+    const sockets = [
+      { address: '::', port: 5173 },
+      { address: '127.0.0.1', port: 49983 },
+    ]
+    expect(anyLoopbackService(sockets, reserved)).toBe(false)
+    expect(
+      planForwards({
+        sockets,
+        externalAddresses: external,
+        reservedPorts: reserved,
+        open: new Set(),
+      }),
+    ).toEqual([])
   })
 })

@@ -1,45 +1,74 @@
-import { describe, expect, it } from 'vitest'
-import { parseListeningSockets } from '../../../../src/envd/port-forward/listening-sockets.js'
+import { once } from 'node:events'
+import net from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  formatAddress,
+  listeningSockets,
+} from '../../../../src/envd/port-forward/listening-sockets.js'
 
-// Lines captured from this machine's /proc/net/tcp and /proc/net/tcp6 (trailing spaces kept).
-const tcp = [
-  '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode                                                     ',
-  '   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 193347 1 00000000c90f2e9d 100 0 0 10 0                    ',
-  '   1: 00000000:07E8 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1463 1 00000000bd68d6a4 100 0 0 10 0                      ',
-  '   2: 020200C0:B8E0 507100CB:0050 06 00000000:00000000 03:00000A44 00000000     0        0 0 3 000000007b4beba2                                      ',
-  '   3: 0200E90A:0BB8 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 193390 1 00000000c90f2e9e 100 0 0 10 0                    ',
-  '',
-].join('\n')
+const servers: net.Server[] = []
 
-const tcp6 = [
-  '  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode',
-  '   0: 00000000000000000000000000000000:1435 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 193349 1 0000000033079d12 100 0 0 10 0',
-  '   1: 0000000000000000FFFF00000100007F:1F91 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 193350 1 00000000b96bebb7 100 0 0 10 0',
-  '   2: 00000000000000000000000001000000:0BB8 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 193348 1 00000000d6db9628 100 0 0 10 0',
-  '   3: 000000FD000000000000000002000000:01BB 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 193351 1 00000000d6db9629 100 0 0 10 0',
-  '   4: 00000000000000000000000001000000:0BB8 00000000000000000000000001000000:C350 01 00000000:00000000 00:00000000 00000000  1000        0 193352 1 00000000d6db962a 20 4 30 10 -1',
-].join('\n')
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => new Promise((done) => server.close(done))))
+})
 
-describe('parseListeningSockets', () => {
-  it('decodes little-endian IPv4 addresses and hex ports of LISTEN (0A) sockets only', () => {
-    expect(parseListeningSockets(tcp)).toEqual([
-      { address: '127.0.0.1', port: 8080 },
-      { address: '0.0.0.0', port: 2024 },
-      { address: '10.233.0.2', port: 3000 },
-    ])
+/** A server of this test's own listening on `host`, port chosen by the kernel. */
+async function listen(host: string, options: { ipv6Only?: boolean } = {}): Promise<number> {
+  const server = net.createServer()
+  servers.push(server)
+  server.listen({ host, port: 0, ...options })
+  await once(server, 'listening')
+  const address = server.address()
+  if (address === null || typeof address === 'string') throw new Error('no TCP address')
+  return address.port
+}
+
+describe('listeningSockets', () => {
+  it('lists this namespace’s IPv4 and IPv6 listeners from the kernel, and only while they listen', async () => {
+    const loopback = await listen('127.0.0.1')
+    const any = await listen('0.0.0.0')
+    const loopback6 = await listen('::1')
+    const any6 = await listen('::', { ipv6Only: true })
+    const sockets = listeningSockets()
+    expect(sockets).toContainEqual({ address: '127.0.0.1', port: loopback })
+    expect(sockets).toContainEqual({ address: '0.0.0.0', port: any })
+    expect(sockets).toContainEqual({ address: '::1', port: loopback6 })
+    expect(sockets).toContainEqual({ address: '::', port: any6 })
+
+    await new Promise((done) => servers.splice(0, 1)[0]?.close(done))
+    expect(listeningSockets()).not.toContainEqual({ address: '127.0.0.1', port: loopback })
   })
 
-  it('decodes IPv6 words, wildcard, loopback and IPv4-mapped addresses', () => {
-    expect(parseListeningSockets(tcp6)).toEqual([
-      { address: '::', port: 5173 },
-      { address: '127.0.0.1', port: 8081 },
-      { address: '::1', port: 3000 },
-      { address: 'fd00::2', port: 443 },
-    ])
+  it('leaves out connected sockets, which are not listening', async () => {
+    const port = await listen('127.0.0.1')
+    const client = net.connect({ host: '127.0.0.1', port })
+    await once(client, 'connect')
+    try {
+      const ports = listeningSockets().map((socket) => socket.port)
+      expect(ports.filter((listed) => listed === port)).toHaveLength(1)
+      expect(ports).not.toContain(client.localPort)
+    } finally {
+      client.destroy()
+    }
+  })
+})
+
+describe('formatAddress', () => {
+  it('writes IPv4 dotted, and an IPv4-mapped IPv6 address as its IPv4 address', () => {
+    expect(formatAddress(Uint8Array.of(10, 233, 0, 2))).toBe('10.233.0.2')
+    expect(
+      formatAddress(Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1)),
+    ).toBe('127.0.0.1')
   })
 
-  it('finds nothing in an empty table or unrelated text', () => {
-    expect(parseListeningSockets('')).toEqual([])
-    expect(parseListeningSockets('not a socket table\n')).toEqual([])
+  it('writes IPv6 in RFC 5952 form: the longest run of zero groups as ::', () => {
+    expect(formatAddress(new Uint8Array(16))).toBe('::')
+    expect(formatAddress(Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))).toBe('::1')
+    expect(formatAddress(Uint8Array.of(0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2))).toBe(
+      'fd00::2',
+    )
+    expect(
+      formatAddress(Uint8Array.of(0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1)),
+    ).toBe('2001:db8::1:0:0:1')
   })
 })
