@@ -5,6 +5,7 @@ import { AgentError } from '../../src/agent/errors.js'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import { nftTableName } from '../../src/agent/host-names.js'
 import { EgressPolicyError } from '../../src/agent/network/egress-policy.js'
+import { vethMacAddress } from '../../src/agent/network/ip-commands.js'
 import type { EgressPolicy, NetworkManager } from '../../src/agent/network/network.js'
 import { createNetworkManager } from '../../src/agent/network/network-manager.js'
 import {
@@ -99,6 +100,32 @@ describe('network manager', () => {
       'forward',
     ])
     expect(forward).toMatch(new RegExp(`iifname "${prefix}h\\*" oifname \\{? ?"[^"]+"`))
+  })
+
+  it('needs no ARP between the ends: each knows the other as a permanent neighbour', async () => {
+    // Learned entries of all namespaces share one capped table (ip-commands.ts): a sandbox's
+    // traffic must not depend on room in it.
+    const network = await sandbox('one', 3)
+    const hostSide = await runHostCommand('ip', ['neigh', 'show', 'dev', network.hostVeth])
+    expect(hostSide.trim()).toBe(
+      `${network.sandboxAddress} lladdr ${vethMacAddress(network.sandboxAddress)} PERMANENT`,
+    )
+    const sandboxSide = await runHostCommand('ip', [
+      '-n',
+      network.netns,
+      'neigh',
+      'show',
+      'dev',
+      'eth0',
+    ])
+    expect(sandboxSide.trim()).toBe(
+      `${network.hostAddress} lladdr ${vethMacAddress(network.hostAddress)} PERMANENT`,
+    )
+    const link = await runHostCommand('ip', ['-n', network.netns, '-j', 'link', 'show', 'eth0'])
+    expect(link).toContain(`"address":"${vethMacAddress(network.sandboxAddress)}"`)
+    await server(network.netns, network.sandboxAddress)
+    const fromHost = await fetch(`http://${network.sandboxAddress}:${PORT}/`)
+    expect(await fromHost.text()).toBe('ok')
   })
 
   it('measures setup, update and teardown', async () => {

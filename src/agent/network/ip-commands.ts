@@ -21,36 +21,59 @@ export const SANDBOX_INTERFACE = 'eth0'
 /**
  * Host side, one `ip` process: the netns, then the veth pair with its peer created directly in
  * the netns as `eth0` (the kernel registers the peer's name in the target netns, so it never
- * clashes with the host's own `eth0`), then the host end's address and link state.
+ * clashes with the host's own `eth0`), then the host end's address and link state, and the
+ * sandbox's MAC address as a permanent neighbour.
+ *
+ * Both ends know each other's MAC address from the start (vethMacAddress), so neither ever
+ * ARPs. The kernel's ARP table is one for all network namespaces, and its learned entries are
+ * capped (net.ipv4.neigh.default.gc_thresh3, 1,024 by default): with two per sandbox, the
+ * 513th sandbox's envd could not be reached. Permanent entries are outside that cap.
  */
 export function hostSetupBatch(spec: VethSpec): string {
+  const hostMac = vethMacAddress(spec.hostAddress)
+  const sandboxMac = vethMacAddress(spec.sandboxAddress)
   return batch([
     ['netns', 'add', spec.netns],
     [
-      'link',
-      'add',
-      spec.hostVeth,
-      'type',
-      'veth',
-      'peer',
-      'name',
-      SANDBOX_INTERFACE,
-      'netns',
-      spec.netns,
+      ...['link', 'add', spec.hostVeth, 'address', hostMac, 'type', 'veth'],
+      ...['peer', 'name', SANDBOX_INTERFACE, 'address', sandboxMac, 'netns', spec.netns],
     ],
     ['addr', 'add', `${spec.hostAddress}/${spec.prefixLength}`, 'dev', spec.hostVeth],
     ['link', 'set', spec.hostVeth, 'up'],
+    ['neigh', 'add', spec.sandboxAddress, 'lladdr', sandboxMac, 'dev', spec.hostVeth, ...PERMANENT],
   ])
 }
 
-/** Sandbox side, run with `ip -n <netns> -batch -`: loopback, address, default route. */
+/**
+ * Sandbox side, run with `ip -n <netns> -batch -`: loopback, address, the host end's MAC
+ * address as a permanent neighbour, default route.
+ */
 export function sandboxSetupBatch(spec: VethSpec): string {
+  const hostMac = vethMacAddress(spec.hostAddress)
   return batch([
     ['link', 'set', 'lo', 'up'],
     ['addr', 'add', `${spec.sandboxAddress}/${spec.prefixLength}`, 'dev', SANDBOX_INTERFACE],
     ['link', 'set', SANDBOX_INTERFACE, 'up'],
+    ['neigh', 'add', spec.hostAddress, 'lladdr', hostMac, 'dev', SANDBOX_INTERFACE, ...PERMANENT],
     ['route', 'add', 'default', 'via', spec.hostAddress],
   ])
+}
+
+const PERMANENT = ['nud', 'permanent']
+
+/**
+ * The MAC address of the veth end holding `address`: locally administered and unicast
+ * (`02:00:`), then the address's four bytes, so no two ends of one pool share one.
+ */
+export function vethMacAddress(address: string): string {
+  const bytes = address.split('.').map(Number)
+  if (
+    bytes.length !== 4 ||
+    bytes.some((byte) => !Number.isInteger(byte) || byte < 0 || byte > 255)
+  ) {
+    throw new RangeError(`not an IPv4 address: ${address}`)
+  }
+  return ['02', '00', ...bytes.map((byte) => byte.toString(16).padStart(2, '0'))].join(':')
 }
 
 /** `ip [-n <netns>] -batch -`: the script arrives on stdin; the first failing line aborts. */
