@@ -1,11 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Sandbox } from 'e2b'
+import { hostBusyMsPerSecond } from './floors/host-cpu.js'
 import { usedMemoryMiB } from './floors/host-memory.js'
 import { timeMs } from './stats.js'
 import { DEFAULT_BASE_POOL, killAll, LONG_LIVED_MS, type UserServe } from './user-serve.js'
 
 /** For the sandboxes' processes to go idle and the kernel's figures to catch up. */
 const SETTLE_MS = 3_000
+
+/** How long the host's CPU time is watched, without and with the idle sandboxes. */
+const CPU_WINDOW_MS = 10_000
 
 export interface DensitySamples {
   /** All `count` creates, each followed by its first command, one after another. */
@@ -14,14 +18,19 @@ export interface DensitySamples {
   perSandboxMiB: number
   /** What the kernel charged the sandboxes' cgroups over them, per sandbox. */
   perSandboxCgroupMiB: number
+  /**
+   * The host's CPU time the idle sandboxes take, per sandbox, in ms per second: everything
+   * they make the host do (their envds, the service's polling of them, the kernel's work).
+   */
+  perSandboxCpuMsPerSecond: number
   /** Each sandbox's `commands.run('true')` once they all idle. */
   answers: number[]
 }
 
 /**
  * `count` sandboxes created one after another, each running one command, then left idle: the
- * host's memory per sandbox, with the warm pool full both before and after so that only the
- * sandboxes count, and whether each still answers.
+ * host's memory and CPU time per sandbox, with the warm pool full both before and after so that
+ * only the sandboxes count, and whether each still answers.
  */
 export async function sampleDensity(
   serve: UserServe,
@@ -35,6 +44,7 @@ export async function sampleDensity(
   await settle()
   const before = await usedMemoryMiB()
   const chargedBefore = await serve.sandboxesMemoryMiB()
+  const busyBefore = await hostBusyMsPerSecond(CPU_WINDOW_MS)
   const sandboxes: Sandbox[] = []
   try {
     const sequentialMs = await timeMs(async () => {
@@ -47,9 +57,11 @@ export async function sampleDensity(
     await settle()
     const perSandboxMiB = ((await usedMemoryMiB()) - before) / count
     const perSandboxCgroupMiB = ((await serve.sandboxesMemoryMiB()) - chargedBefore) / count
+    const perSandboxCpuMsPerSecond =
+      ((await hostBusyMsPerSecond(CPU_WINDOW_MS)) - busyBefore) / count
     const answers: number[] = []
     for (const sandbox of sandboxes) answers.push(await timeMs(() => sandbox.commands.run('true')))
-    return { sequentialMs, perSandboxMiB, perSandboxCgroupMiB, answers }
+    return { sequentialMs, perSandboxMiB, perSandboxCgroupMiB, perSandboxCpuMsPerSecond, answers }
   } finally {
     await killAll(sandboxes)
   }

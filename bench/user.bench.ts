@@ -2,6 +2,7 @@ import path from 'node:path'
 import type { BenchAgentOptions } from './bench-agent.js'
 import { benchBaseTemplate, benchPrefix } from './bench-agent.js'
 import { type BareContainerFloors, sampleBareContainers } from './floors/bare-container.js'
+import { idleNodeCpuMsPerSecond } from './floors/host-cpu.js'
 import { idleNodePssMiB } from './floors/host-memory.js'
 import { loopbackRoundTrips } from './floors/loopback-http.js'
 import { podmanRunSamples } from './floors/podman.js'
@@ -42,6 +43,7 @@ export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Pr
   const bare = await sampleBareContainers(rootfs, benchPrefix(), LIVES)
   const http = await loopbackRoundTrips(200, 20)
   const idleNode = await idleNodePssMiB()
+  const idleNodeCpu = await idleNodeCpuMsPerSecond(10_000)
   const podman = await podmanRunSamples(rootfs, PODMAN_RUNS)
 
   const serve = await startUserServe(options, Math.max(IDLE, BURST + 1) + DEFAULT_BASE_POOL + 4)
@@ -59,7 +61,7 @@ export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Pr
       reportSmallFiles(await sampleSmallFiles(sandbox), http)
       reportPause(await samplePauseResume(serve, sandbox, PAUSES, LONG_LIVED_MS), bare)
       const density = await sampleDensity(serve, IDLE, { pooled: true })
-      reportDensity(density, idleNode, p50(run), bare)
+      reportDensity(density, idleNode, idleNodeCpu, p50(run), bare)
       reportBurst(await sampleBurst(serve, BURST), p50(run), bare)
       // Last: its buffers stay in this process, and would blur the memory figure.
       reportBigFiles(await sampleBigFiles(sandbox))
@@ -223,6 +225,7 @@ function reportBigFiles(files: Awaited<ReturnType<typeof sampleBigFiles>>): void
 function reportDensity(
   density: Awaited<ReturnType<typeof sampleDensity>>,
   idleNodeMiB: number,
+  idleNodeCpu: number,
   runAlone: number,
   bare: BareContainerFloors,
 ): void {
@@ -236,6 +239,17 @@ function reportDensity(
     ratio: perSandbox / idleNodeMiB,
     target: '≤ 8 MiB',
     ok: perSandbox <= 8,
+  })
+  // The cores 1,000 idle sandboxes would keep busy: this host has two, and each sandbox
+  // must still answer within a second.
+  const cpu = density.perSandboxCpuMsPerSecond
+  report({
+    name: `host CPU time per idle sandbox (${IDLE} idle; /proc/stat, less the host's own before)`,
+    figure: `${cpu.toFixed(2)} ms/s (1,000 idle would keep ${cpu.toFixed(1)} cores busy)`,
+    floor: `idle node waking every second ${idleNodeCpu.toFixed(2)} ms/s`,
+    ratio: cpu / Math.max(idleNodeCpu, 0.01),
+    target: '≤ 1 ms/s (1,000 idle in one of the two cores)',
+    ok: cpu <= 1,
   })
   const slowest = Math.max(...density.answers)
   report({
