@@ -11,6 +11,12 @@ const SETTLE_MS = 3_000
 /** How long the host's CPU time is watched, without and with the idle sandboxes. */
 const CPU_WINDOW_MS = 10_000
 
+/**
+ * How long the sandboxes idle before their CPU time counts: a node process that just started
+ * collects garbage on its own for a while (V8's memory reducer), which is not idle work.
+ */
+const CPU_SETTLE_MS = 20_000
+
 export interface DensitySamples {
   /** All `count` creates, each followed by its first command, one after another. */
   sequentialMs: number
@@ -57,6 +63,7 @@ export async function sampleDensity(
     await settle()
     const perSandboxMiB = ((await usedMemoryMiB()) - before) / count
     const perSandboxCgroupMiB = ((await serve.sandboxesMemoryMiB()) - chargedBefore) / count
+    await sleep(CPU_SETTLE_MS)
     const perSandboxCpuMsPerSecond =
       ((await hostBusyMsPerSecond(CPU_WINDOW_MS)) - busyBefore) / count
     const answers: number[] = []

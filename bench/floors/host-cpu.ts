@@ -33,10 +33,10 @@ export async function idleNodeCpuMsPerSecond(windowMs: number): Promise<number> 
   try {
     // Past its start, whose CPU is not idle.
     await sleep(1_000)
-    const before = await processTicks(child.pid)
+    const before = await processCpuNs(child.pid)
     await sleep(windowMs)
-    const ticks = (await processTicks(child.pid)) - before
-    return (ticks * 1000) / TICKS_PER_SECOND / (windowMs / 1000)
+    const ns = (await processCpuNs(child.pid)) - before
+    return ns / 1e6 / (windowMs / 1000)
   } finally {
     const exited = once(child, 'exit')
     child.kill('SIGKILL')
@@ -44,9 +44,8 @@ export async function idleNodeCpuMsPerSecond(windowMs: number): Promise<number> 
   }
 }
 
-/** utime + stime of a process, from /proc/<pid>/stat (fields 14 and 15). */
-async function processTicks(pid: number | undefined): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return Number(fields[11]) + Number(fields[12])
+/** A process's time on a CPU in ns, from /proc/<pid>/schedstat: finer than clock ticks. */
+async function processCpuNs(pid: number | undefined): Promise<number> {
+  const [onCpu] = (await readFile(`/proc/${pid}/schedstat`, 'utf8')).split(' ')
+  return Number(onCpu)
 }
