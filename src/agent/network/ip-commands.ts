@@ -40,7 +40,16 @@ export function hostSetupBatch(spec: VethSpec): string {
     ],
     ['addr', 'add', `${spec.hostAddress}/${spec.prefixLength}`, 'dev', spec.hostVeth],
     ['link', 'set', spec.hostVeth, 'up'],
-    ['neigh', 'add', spec.sandboxAddress, 'lladdr', sandboxMac, 'dev', spec.hostVeth, ...PERMANENT],
+    [
+      'neigh',
+      'replace',
+      spec.sandboxAddress,
+      'lladdr',
+      sandboxMac,
+      'dev',
+      spec.hostVeth,
+      ...PERMANENT,
+    ],
   ])
 }
 
@@ -54,7 +63,16 @@ export function sandboxSetupBatch(spec: VethSpec): string {
     ['link', 'set', 'lo', 'up'],
     ['addr', 'add', `${spec.sandboxAddress}/${spec.prefixLength}`, 'dev', SANDBOX_INTERFACE],
     ['link', 'set', SANDBOX_INTERFACE, 'up'],
-    ['neigh', 'add', spec.hostAddress, 'lladdr', hostMac, 'dev', SANDBOX_INTERFACE, ...PERMANENT],
+    [
+      'neigh',
+      'replace',
+      spec.hostAddress,
+      'lladdr',
+      hostMac,
+      'dev',
+      SANDBOX_INTERFACE,
+      ...PERMANENT,
+    ],
     ['route', 'add', 'default', 'via', spec.hostAddress],
   ])
 }

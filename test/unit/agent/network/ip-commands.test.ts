@@ -26,7 +26,7 @@ describe('ip commands', () => {
         ' peer name eth0 address 02:00:0a:e7:00:06 netns sb-abc123\n' +
         'addr add 10.231.0.5/30 dev sbh12345678\n' +
         'link set sbh12345678 up\n' +
-        'neigh add 10.231.0.6 lladdr 02:00:0a:e7:00:06 dev sbh12345678 nud permanent\n',
+        'neigh replace 10.231.0.6 lladdr 02:00:0a:e7:00:06 dev sbh12345678 nud permanent\n',
     )
   })
 
@@ -35,7 +35,7 @@ describe('ip commands', () => {
       'link set lo up\n' +
         'addr add 10.231.0.6/30 dev eth0\n' +
         'link set eth0 up\n' +
-        'neigh add 10.231.0.5 lladdr 02:00:0a:e7:00:05 dev eth0 nud permanent\n' +
+        'neigh replace 10.231.0.5 lladdr 02:00:0a:e7:00:05 dev eth0 nud permanent\n' +
         'route add default via 10.231.0.5\n',
     )
   })
