@@ -3,6 +3,7 @@ import { chmod, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { elapsedMs } from '../elapsed-ms.js'
 import { KeyedQueue } from '../keyed-queue.js'
+import { checkpointSandbox, restoreSandbox } from './checkpoint/sandbox-checkpoint.js'
 import { envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
 import { hostNames, PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
@@ -230,10 +231,36 @@ class HostAgent implements Agent {
     )
   }
 
+  hibernate(sandboxID: string): Promise<void> {
+    return this.exclusive(sandboxID, async () => {
+      const record = await this.existing(sandboxID)
+      if (record.state !== 'paused') {
+        throw new SandboxStateError(sandboxID, record.state, 'hibernate')
+      }
+      if (record.hibernated === true) return
+      const started = performance.now()
+      await checkpointSandbox(this.parts, record)
+      await this.parts.records.save({ ...record, hibernated: true })
+      const durationMs = elapsedMs(started)
+      this.parts.config.logger.info({ sandboxID, durationMs }, 'sandbox hibernated')
+    })
+  }
+
   resume(sandboxID: string): Promise<void> {
-    return this.transition(sandboxID, 'paused', 'running', 'resume', (runtime, id) =>
-      runtime.resume(id),
-    )
+    return this.exclusive(sandboxID, async () => {
+      const record = await this.existing(sandboxID)
+      if (record.state !== 'paused') throw new SandboxStateError(sandboxID, record.state, 'resume')
+      if (record.hibernated === true) {
+        const started = performance.now()
+        const layers = (record.layers ?? []).map((layerID) => this.layers.path(layerID))
+        await restoreSandbox(this.parts, record, layers)
+        const durationMs = elapsedMs(started)
+        this.parts.config.logger.info({ sandboxID, durationMs }, 'sandbox restored')
+      } else {
+        await this.parts.runtimes.get(record.runtime).resume(this.containerID(sandboxID))
+      }
+      await this.parts.records.save({ ...record, state: 'running', hibernated: undefined })
+    })
   }
 
   claim(sandboxID: string, claim: SandboxClaim): Promise<void> {
@@ -267,7 +294,8 @@ class HostAgent implements Agent {
   updateNetwork(sandboxID: string, egress: SandboxRequest['egress']): Promise<void> {
     return this.exclusive(sandboxID, async () => {
       const record = await this.existing(sandboxID)
-      await this.parts.network.update(sandboxID, egress)
+      // A hibernated sandbox has no network: its restore wires one with the record's rules.
+      if (record.hibernated !== true) await this.parts.network.update(sandboxID, egress)
       await this.parts.records.save({ ...record, egress })
     })
   }
@@ -367,6 +395,7 @@ function info(record: SandboxRecord): SandboxInfo {
     layers: record.layers ?? [],
     waiting: record.warm === true,
     state: record.state === 'paused' ? 'paused' : 'running',
+    hibernated: record.hibernated === true,
     runtime: record.runtime,
     cpuCount: record.cpuCount,
     memoryMB: record.memoryMB,

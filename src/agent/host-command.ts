@@ -21,6 +21,8 @@ export interface HostCommandOptions {
   onLine?: (line: string) => void
   /** The tool's working directory (relative paths in its arguments start there). */
   cwd?: string
+  /** Open files the tool inherits as descriptors 3, 4, … in this order (CRIU's --inherit-fd). */
+  inheritFDs?: readonly number[]
 }
 
 /**
@@ -39,6 +41,7 @@ export async function runHostCommand(
       options.stdinFD ?? (options.input === undefined ? 'ignore' : 'pipe'),
       outputFD ?? 'pipe',
       outputFD ?? 'pipe',
+      ...(options.inheritFDs ?? []),
     ],
     env: options.env ? { ...process.env, ...options.env } : process.env,
     cwd: options.cwd,

@@ -83,6 +83,8 @@ export interface AgentConfig {
    * the cgroup-v2 tests' guest, needs longer.
    */
   envdStartTimeoutMs?: number
+  /** CRIU ≥ 4.2, which hibernates paused sandboxes (default: where scripts/setup.sh puts it). */
+  criuBinary?: string
   /** How many sandboxes may run at once; the host's limits are checked against it at start. */
   maxSandboxes?: number
   /**
@@ -168,6 +170,8 @@ export interface SandboxInfo {
   /** A warm pool's sandbox that no client has claimed: it survives restarts to be adopted. */
   waiting: boolean
   state: SandboxState
+  /** A paused sandbox's processes are on disk (Agent.hibernate), not frozen in memory. */
+  hibernated: boolean
   runtime: RuntimeName
   cpuCount: number
   memoryMB: number
@@ -257,6 +261,12 @@ export interface Agent {
   list(): Promise<SandboxInfo[]>
   /** Freezes every process of the sandbox (cgroup freezer); memory stays. */
   pause(sandboxID: string): Promise<void>
+  /**
+   * Moves a paused sandbox's processes from memory to disk (CRIU), freeing its memory; it
+   * survives a restart of the agent or of the host, and resume restores it.
+   */
+  hibernate(sandboxID: string): Promise<void>
+  /** Thaws a paused sandbox, or restores a hibernated one, with its processes as they were. */
   resume(sandboxID: string): Promise<void>
   /**
    * Hands a running sandbox started ahead of its client (a warm pool's) to that client: envd

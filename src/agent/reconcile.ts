@@ -6,7 +6,8 @@ import { type HostParts, removeSandboxHost, sandboxPaths } from './sandbox-host.
 
 /**
  * Makes the host agree with the agent's records (DESIGN.md "Restart is normal"): a sandbox
- * whose record, container, network and root mount all exist is adopted; anything else with
+ * whose record, container, network and root mount all exist is adopted, and so is a hibernated
+ * one, whose record and checkpoint are what it has until resumed; anything else with
  * the agent's prefix — a half-created sandbox, a container or netns without a record — is
  * removed. Every decision is logged.
  */
@@ -22,6 +23,12 @@ export async function reconcile(parts: HostParts, logger: Logger): Promise<Recon
 
   for (const { sandboxID, record } of await parts.records.all()) {
     known.add(sandboxID)
+    // Its processes are in its checkpoint, and resume puts back whatever a restart took.
+    if (record?.state === 'paused' && record.hibernated === true) {
+      report.adopted.push(sandboxID)
+      logger.info({ sandboxID, state: 'hibernated' }, 'reconcile: adopted sandbox')
+      continue
+    }
     const container = containers.get(hostNames(prefix, sandboxID).container)
     const alive = container?.status === 'running' || container?.status === 'paused'
     const complete =

@@ -1,14 +1,17 @@
 import { chmod, chown, type FileHandle, mkdir, open, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { DEFAULT_PATH, ENVD_PORT, encodeHandover } from '../envd/index.js'
+import { settleAll } from '../settle-all.js'
 import { runHostCommand } from './host-command.js'
 import { hostNames, SANDBOX_HOSTNAME } from './host-names.js'
 import type { AgentConfig, VolumeMount } from './index.js'
 import { createAddressPool } from './network/address-pool.js'
 import type { NetworkManager, SandboxNetwork } from './network/network.js'
-import { mountDiskImage, removeDiskImage } from './rootfs/disk-image.js'
+import { netnsPath } from './network/network-manager.js'
+import { mountDiskImage, mountImage, removeDiskImage } from './rootfs/disk-image.js'
 import { detachStages, IDMAPPED_MOUNT_HELPER } from './rootfs/idmapped-mount.js'
 import { mountIdmappedOverlay } from './rootfs/idmapped-overlay.js'
+import { isMounted } from './rootfs/overlay.js'
 import type { Toolbox } from './rootfs/rootfs.js'
 import { unmountAll } from './rootfs/unmount.js'
 import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
@@ -25,6 +28,8 @@ export interface HostParts {
   toolbox: Toolbox
   records: SandboxRecords
 }
+
+export type SandboxPaths = ReturnType<typeof sandboxPaths>
 
 /** Where one sandbox's files live under its record directory. */
 export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
@@ -65,16 +70,29 @@ export async function startSandboxHost(
   const names = hostNames(config.prefix, record.sandboxID)
   const paths = sandboxPaths(parts.records, record.sandboxID)
   const { idMap } = record
-  const address = createAddressPool(config.addressPool).addresses(record.slot).sandboxAddress
-  // The network does not depend on the root filesystem, whose layers are idmapped through the
-  // user namespace. Both settle before this returns or throws, so the caller's cleanup never
-  // races a half-finished step.
-  const [network, rootfs] = await Promise.allSettled([
-    parts.network.setup(record.sandboxID, record.slot, record.egress),
-    mountRootfs(parts, paths, layers, record, namespaceOwner(address)),
+  await makeSandboxDir(paths, record)
+  // The user and network namespaces first, in one unshare (user-namespace.ts: CRIU needs the
+  // netns to be the sandbox's own); beside them the sandbox's disk.
+  await settleAll([
+    createUserNamespace({
+      file: paths.userns,
+      netnsFile: netnsPath(names.netns),
+      owner: ownerOf(parts, record),
+      idMap: record.idMap,
+    }),
+    mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: record.diskSizeMB }),
   ])
-  if (network.status === 'rejected') throw network.reason
-  if (rootfs.status === 'rejected') throw rootfs.reason
+  // Wiring the network does not depend on the root filesystem, whose layers are idmapped
+  // through the user namespace. Both settle before this returns or throws, so the caller's
+  // cleanup never races a half-finished step.
+  const wired = parts.network.setup(record.sandboxID, record.slot, record.egress, {
+    netnsExists: true,
+  })
+  await settleAll([
+    wired,
+    prepareDisk(paths, record).then(() => mountOverlay(parts, paths, layers)),
+  ])
+  const network = await wired
   const volumeBinds = await stageVolumeMounts({
     helper: idmappedMountHelper(config),
     userNamespace: paths.userns,
@@ -96,7 +114,7 @@ export async function startSandboxHost(
         : []),
     ],
     volumeBinds,
-    netnsPath: network.value.netnsPath,
+    netnsPath: network.netnsPath,
     cgroupsPath: names.cgroupPath,
     idMap,
     userNamespacePath: paths.userns,
@@ -116,7 +134,7 @@ export async function startSandboxHost(
     await handover.close()
     await detachStages(paths.volumes)
   })
-  return network.value
+  return network
 }
 
 /**
@@ -142,31 +160,20 @@ async function openHandover(file: string, record: SandboxRecord): Promise<FileHa
   }
 }
 
-/**
- * The sandbox's user namespace and overlay root: its own upper layer, on its own disk of
- * `diskSizeMB`, over the template's layers idmapped through that namespace.
- */
-async function mountRootfs(
-  parts: HostParts,
-  paths: ReturnType<typeof sandboxPaths>,
-  layers: string[],
-  record: SandboxRecord,
-  owner: number,
-): Promise<void> {
-  const { idMap } = record
+/** The sandbox's record directory, with the mount points of its disk, root and bundle. */
+async function makeSandboxDir(paths: SandboxPaths, record: SandboxRecord): Promise<void> {
   for (const dir of [paths.disk, paths.rootfs, paths.bundle]) {
     await mkdir(dir, { recursive: true })
   }
   // Host root and this sandbox's root group alone walk in: the runtime reaches the rootfs as
   // the sandbox's root, and no other host user (nor another sandbox's IDs) reaches its files.
-  await chown(paths.dir, 0, idMap.hostID)
+  await chown(paths.dir, 0, record.idMap.hostID)
   await chmod(paths.dir, 0o710)
-  const [userns, disk] = await Promise.allSettled([
-    createUserNamespace({ file: paths.userns, owner, idMap }),
-    mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: record.diskSizeMB }),
-  ])
-  if (userns.status === 'rejected') throw userns.reason
-  if (disk.status === 'rejected') throw disk.reason
+}
+
+/** A new disk's upper layer, work directory and output file. */
+async function prepareDisk(paths: SandboxPaths, record: SandboxRecord): Promise<void> {
+  const { idMap } = record
   for (const dir of [paths.upper, paths.work]) await mkdir(dir)
   // The init's stdout and stderr: root's, beside the upper layer rather than in it, so the
   // sandbox's IDs cannot open it on the host side and its growth counts against this disk.
@@ -177,6 +184,10 @@ async function mountRootfs(
   // The upper layer is the sandbox root's own: root inside is idMap.hostID outside.
   await chown(paths.upper, idMap.hostID, idMap.hostID)
   await chown(paths.work, idMap.hostID, idMap.hostID)
+}
+
+/** The overlay root: the sandbox's upper layer over the template's, idmapped through its userns. */
+async function mountOverlay(parts: HostParts, paths: SandboxPaths, layers: string[]) {
   await mountIdmappedOverlay({
     helper: idmappedMountHelper(parts.config),
     userNamespace: paths.userns,
@@ -186,6 +197,35 @@ async function mountRootfs(
     target: paths.rootfs,
     stageDir: paths.layers,
   })
+}
+
+/**
+ * Mounts a stopped sandbox's disk and root again where they are gone (a host restart took
+ * them), for CRIU to restore its processes into; what is still mounted stays. Its user
+ * namespace is made anew for the idmapped layers: the same ID map, a fresh namespace.
+ */
+export async function remountSandboxRoot(
+  parts: HostParts,
+  record: SandboxRecord,
+  layers: string[],
+): Promise<void> {
+  const paths = sandboxPaths(parts.records, record.sandboxID)
+  if (await isMounted(paths.rootfs)) return
+  await removeUserNamespace(paths.userns)
+  await detachStages(paths.layers)
+  await settleAll([
+    createUserNamespace({ file: paths.userns, owner: ownerOf(parts, record), idMap: record.idMap }),
+    isMounted(paths.disk).then((mounted) =>
+      mounted ? undefined : mountImage(paths.image, paths.disk),
+    ),
+  ])
+  await mountOverlay(parts, paths, layers)
+}
+
+/** The host UID that owns the sandbox's user namespace (namespaceOwner). */
+export function ownerOf(parts: HostParts, record: SandboxRecord): number {
+  const pool = createAddressPool(parts.config.addressPool)
+  return namespaceOwner(pool.addresses(record.slot).sandboxAddress)
 }
 
 function idmappedMountHelper(config: AgentConfig): string {

@@ -29,6 +29,8 @@ const recordSchema = z.object({
   envdControlSecret: z.optional(z.string()),
   egress: z.object({ allowOut: z.array(z.string()), denyOut: z.array(z.string()) }),
   state: z.enum(['creating', 'running', 'paused']),
+  /** A paused sandbox whose processes CRIU wrote to its checkpoint directory and ended. */
+  hibernated: z.optional(z.boolean()),
   createdAt: z.string(),
   /** A warm pool's sandbox that no client has claimed yet (SandboxRequest.warm). */
   warm: z.optional(z.boolean()),

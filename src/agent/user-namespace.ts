@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { readlink, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readlink, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runHostCommand } from './host-command.js'
 import { parseIPv4 } from './network/ipv4.js'
@@ -66,19 +67,27 @@ export interface UserNamespaceSpec {
   owner: number
   /** Container ID 0 maps to this host ID, for `size` IDs. */
   idMap: { hostID: number; size: number }
+  /**
+   * Also a network namespace, owned by this user namespace and pinned at this file (the
+   * sandbox's `/run/netns/<name>`). CRIU checkpoints a process tree only when every namespace
+   * it is in belongs to its user namespace; one the host's user namespace owns cannot be.
+   */
+  netnsFile?: string
 }
 
 /**
  * Makes the sandbox's user namespace owned by `owner`: a helper running as `owner` (no
- * capabilities, no groups) unshares one, the agent writes its ID maps (a privileged writer
- * may map any range and leaves setgroups allowed, which sudo inside needs) and pins it with a
- * bind mount at `file`; the helper is then killed.
+ * capabilities, no groups) unshares one (and with `netnsFile` a network namespace inside it,
+ * in the same call), the agent writes its ID maps (a privileged writer may map any range and
+ * leaves setgroups allowed, which sudo inside needs) and pins them with bind mounts; the helper
+ * is then killed.
  */
 export async function createUserNamespace(spec: UserNamespaceSpec): Promise<void> {
   const owner = String(spec.owner)
+  const unshare = spec.netnsFile === undefined ? ['--user'] : ['--user', '--net']
   const helper = spawn(
     'setpriv',
-    ['--reuid', owner, '--regid', owner, '--clear-groups', 'unshare', '--user', 'sleep', '60'],
+    ['--reuid', owner, '--regid', owner, '--clear-groups', 'unshare', ...unshare, 'sleep', '60'],
     { stdio: 'ignore' },
   )
   const exited = once(helper, 'exit')
@@ -89,12 +98,21 @@ export async function createUserNamespace(spec: UserNamespaceSpec): Promise<void
     const map = `0 ${spec.idMap.hostID} ${spec.idMap.size}\n`
     await writeFile(`/proc/${pid}/uid_map`, map)
     await writeFile(`/proc/${pid}/gid_map`, map)
-    await writeFile(spec.file, '', { flag: 'wx', mode: 0o600 })
-    await runHostCommand('mount', ['--bind', `/proc/${pid}/ns/user`, spec.file])
+    await Promise.all([
+      pinNamespace(pid, 'user', spec.file),
+      spec.netnsFile === undefined ? undefined : pinNamespace(pid, 'net', spec.netnsFile),
+    ])
   } finally {
     helper.kill('SIGKILL')
     await exited
   }
+}
+
+/** Keeps namespace `kind` of `pid` alive after it exits: a bind mount of its nsfs file. */
+export async function pinNamespace(pid: number, kind: 'user' | 'net', file: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true })
+  await writeFile(file, '', { flag: 'wx', mode: 0o600 })
+  await runHostCommand('mount', ['--bind', `/proc/${pid}/ns/${kind}`, file])
 }
 
 /** Waits until `pid` runs in a user namespace other than the agent's own. */

@@ -107,6 +107,26 @@ describe('sandbox networking', () => {
     expect(asNobody).toBe('000 exit 28')
   })
 
+  it('leaves even root inside unable to change its network or send raw packets', async () => {
+    // The sandbox's netns belongs to its own user namespace (CRIU needs that), so root inside
+    // holds every capability it has over it: NET_ADMIN it never had, and NET_RAW it must not
+    // have, or it could forge packets from another sandbox's address.
+    const sandbox = sandboxForEnvd(a.envdURL)
+    const attempts = [
+      `ip addr add ${b.address}/32 dev eth0`,
+      'ip link set eth0 down',
+      "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)'",
+      "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)'",
+      'echo 1 > /proc/sys/net/ipv4/conf/all/forwarding',
+    ]
+    const script = attempts.map((attempt) => `(${attempt}) 2>/dev/null; echo $?`).join('; ')
+    const result = await sandbox.commands.run(script, { user: 'root' })
+    const codes = result.stdout.trim().split('\n')
+    expect(codes).toHaveLength(attempts.length)
+    for (const code of codes) expect(code).not.toBe('0')
+    expect((await fetch(`${a.envdURL}/health`)).status).toBe(204)
+  })
+
   it('cannot reach a service on the host', async () => {
     const server = http.createServer((_req, res) => res.end('host'))
     server.listen(0, '0.0.0.0')

@@ -7,6 +7,8 @@
 /** What `ip` needs to wire one sandbox: names from host-names.ts, addresses from the pool. */
 export interface VethSpec {
   netns: string
+  /** The netns exists already (the sandbox's user namespace owns it); else the batch adds it. */
+  netnsExists: boolean
   hostVeth: string
   hostAddress: string
   sandboxAddress: string
@@ -19,7 +21,7 @@ const BATCH_TOKEN = /^[A-Za-z0-9_.:/-]+$/
 export const SANDBOX_INTERFACE = 'eth0'
 
 /**
- * Host side, one `ip` process: the netns, then the veth pair with its peer created directly in
+ * Host side, one `ip` process: the netns (unless it exists), then the veth pair with its peer created directly in
  * the netns as `eth0` (the kernel registers the peer's name in the target netns, so it never
  * clashes with the host's own `eth0`), then the host end's address and link state, and the
  * sandbox's MAC address as a permanent neighbour.
@@ -33,7 +35,7 @@ export function hostSetupBatch(spec: VethSpec): string {
   const hostMac = vethMacAddress(spec.hostAddress)
   const sandboxMac = vethMacAddress(spec.sandboxAddress)
   return batch([
-    ['netns', 'add', spec.netns],
+    ...(spec.netnsExists ? [] : [['netns', 'add', spec.netns]]),
     [
       ...['link', 'add', spec.hostVeth, 'address', hostMac, 'type', 'veth'],
       ...['peer', 'name', SANDBOX_INTERFACE, 'address', sandboxMac, 'netns', spec.netns],

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import { networkInterfaces } from 'node:os'
 import type { Logger } from '../../logger.js'
+import { settleAll } from '../../settle-all.js'
 import { runHostCommand } from '../host-command.js'
 import { hostNames, nftTableName, PREFIX_PATTERN, type SandboxHostNames } from '../host-names.js'
 import { pathExists } from '../path-exists.js'
@@ -99,13 +100,19 @@ class HostNetworkManager implements NetworkManager {
     )
   }
 
-  async setup(sandboxID: string, slot: number, policy: EgressPolicy): Promise<SandboxNetwork> {
+  async setup(
+    sandboxID: string,
+    slot: number,
+    policy: EgressPolicy,
+    { netnsExists = false }: { netnsExists?: boolean } = {},
+  ): Promise<SandboxNetwork> {
     const names = this.namesOf(sandboxID)
     const parsed = this.setElements(policy)
     const addresses = this.pool.addresses(slot)
-    const spec = { netns: names.netns, hostVeth: names.hostVeth, ...addresses }
+    const spec = { netns: names.netns, netnsExists, hostVeth: names.hostVeth, ...addresses }
     // The cleanup below would take a live sandbox's network down with the failed attempt.
-    if (await pathExists(netnsPath(names.netns))) {
+    const existing = netnsExists ? `/sys/class/net/${names.hostVeth}` : netnsPath(names.netns)
+    if (await pathExists(existing)) {
       throw new Error(`network of sandbox ${sandboxID} already exists`)
     }
     const started = performance.now()
@@ -288,13 +295,6 @@ function enableForwarding(name: string): Promise<void> {
 }
 
 /** Where `ip netns add` bind-mounts a netns; the OCI spec's network namespace path. */
-function netnsPath(netns: string): string {
+export function netnsPath(netns: string): string {
   return `/run/netns/${netns}`
-}
-
-/** Waits for every task (so none still runs when cleanup starts), then throws the first error. */
-async function settleAll(tasks: readonly Promise<unknown>[]): Promise<void> {
-  const results = await Promise.allSettled(tasks)
-  const failed = results.find((result) => result.status === 'rejected')
-  if (failed !== undefined) throw failed.reason
 }

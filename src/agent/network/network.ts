@@ -26,8 +26,17 @@ export interface SandboxNetwork {
 export interface NetworkManager {
   /** Creates the agent's nft table and base chains if missing. Idempotent. */
   init(): Promise<void>
-  /** Creates netns + veth + addresses + routes + the sandbox's chain and sets. */
-  setup(sandboxID: string, slot: number, policy: EgressPolicy): Promise<SandboxNetwork>
+  /**
+   * Creates netns + veth + addresses + routes + the sandbox's chain and sets. With `netnsExists`
+   * the netns is the caller's, already at the sandbox's `/run/netns/<name>`, made inside the
+   * sandbox's user namespace (user-namespace.ts) or by CRIU's restore, and only wired here.
+   */
+  setup(
+    sandboxID: string,
+    slot: number,
+    policy: EgressPolicy,
+    options?: { netnsExists?: boolean },
+  ): Promise<SandboxNetwork>
   /** Replaces the sandbox's allow/deny sets in place (live). */
   update(sandboxID: string, policy: EgressPolicy): Promise<void>
   /** What no sandbox may reach: the pool and the host's own addresses, as the host is now. */

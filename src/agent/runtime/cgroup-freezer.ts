@@ -51,6 +51,14 @@ export async function cgroupFreezer(cgroupsPath: string): Promise<CgroupFreezer>
   }
 }
 
+/** The directory of the cgroup at `cgroupsPath` that holds its freezer (v1 or v2). */
+export async function freezerCgroupDir(cgroupsPath: string): Promise<string> {
+  const mode = await readCgroupMode()
+  return mode.kind === 'v2'
+    ? join(mode.mountPoints[0] ?? '/sys/fs/cgroup', cgroupsPath)
+    : v1FreezerDir(mode.mountPoints, cgroupsPath)
+}
+
 /** The container's directory in the v1 freezer hierarchy, wherever the host mounts it. */
 async function v1FreezerDir(mountPoints: string[], cgroupsPath: string): Promise<string> {
   for (const mountPoint of mountPoints) {

@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import type { Logger } from '../../logger.js'
 import { readCgroupMode } from './cgroup-mode.js'
 import { OciCliRuntime } from './oci-cli-runtime.js'
@@ -20,6 +21,7 @@ export function createCrunRuntime(options: CliRuntimeOptions): Runtime {
     specOptions: fullOciSpecOptions,
     gaps: {},
     pausesWithCgroupFreezer: true,
+    statusFile: (id) => join(options.stateRoot, id, 'status'),
     async launchRun(args) {
       // crun 1.8 refuses hybrid cgroups; without the cgroup2 mount it uses v1 (host-facts).
       // Only `run` creates cgroups, so the other commands run crun directly.

@@ -1,14 +1,21 @@
-import { readFile, rmdir, writeFile } from 'node:fs/promises'
+import { readFile, rename, rmdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import * as z from 'zod/mini'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
-import { type CgroupFreezer, cgroupFreezer } from './cgroup-freezer.js'
+import { type CgroupFreezer, cgroupFreezer, freezerCgroupDir } from './cgroup-freezer.js'
 import { readCgroupMode } from './cgroup-mode.js'
 import { mountNetnsSysfs, netnsSysfsDir, unmountNetnsSysfs } from './netns-sysfs.js'
 import { buildOciSpec, needsNetnsSysfs, type OciSpecOptions } from './oci-spec.js'
-import type { ContainerSpec, ContainerState, Runtime, RuntimeGaps, RuntimeName } from './runtime.js'
+import type {
+  ContainerCheckpoints,
+  ContainerSpec,
+  ContainerState,
+  Runtime,
+  RuntimeGaps,
+  RuntimeName,
+} from './runtime.js'
 import { type Command, type RuntimeOperation, runtimeArgs } from './runtime-args.js'
 import {
   type ContainerRecord,
@@ -35,6 +42,12 @@ export interface OciCliFlavor {
    * (crun, runc), so they can be written directly; runsc pauses inside its own kernel.
    */
   pausesWithCgroupFreezer: boolean
+  /**
+   * The file where the runtime keeps a container's init PID and that process's start time
+   * (crun: `<root>/<id>/status`, JSON); a container CRIU restored is written into it. Unset
+   * where the format is not known: such a runtime's sandboxes are not checkpointed.
+   */
+  statusFile?: (id: string) => string
   logger: Logger
 }
 
@@ -48,6 +61,7 @@ const bundleConfigSchema = z.object({ linux: z.object({ cgroupsPath: z.string() 
 export class OciCliRuntime implements Runtime {
   readonly name: RuntimeName
   readonly gaps: RuntimeGaps
+  readonly checkpoints?: ContainerCheckpoints
   readonly #flavor: OciCliFlavor
   readonly #logger: Logger
   /** Containers' `cgroupsPath`s, known from `run` or read back from their bundles once. */
@@ -60,6 +74,21 @@ export class OciCliRuntime implements Runtime {
     this.gaps = flavor.gaps
     this.#flavor = flavor
     this.#logger = flavor.logger.child({ runtime: flavor.name })
+    const { statusFile } = flavor
+    if (statusFile !== undefined) {
+      this.checkpoints = {
+        target: async (id) => {
+          const record = await this.#record(id)
+          if (record === undefined || record.pid <= 0)
+            throw new Error(`container ${id} is not running`)
+          return {
+            pid: record.pid,
+            freezerCgroup: await freezerCgroupDir(await this.#cgroupsPath(id)),
+          }
+        },
+        restored: (id, pid) => writeRestoredInit(statusFile(id), pid),
+      }
+    }
   }
 
   async run(spec: ContainerSpec): Promise<void> {
@@ -181,6 +210,23 @@ export class OciCliRuntime implements Runtime {
   #call(operation: RuntimeOperation): Promise<string> {
     return runHostCommand(this.#flavor.binary, this.#args(operation))
   }
+}
+
+const statusSchema = z.looseObject({ pid: z.number(), 'process-start-time': z.number() })
+
+/**
+ * Writes `pid` and its start time (clock ticks since boot, /proc/<pid>/stat's 22nd field) into
+ * the runtime's status file, as the runtime's own restore does: its `state`, `kill` and
+ * `delete` then find the restored init, and tell it from a later process with the same PID.
+ */
+async function writeRestoredInit(file: string, pid: number): Promise<void> {
+  const status = statusSchema.parse(JSON.parse(await readFile(file, 'utf8')))
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+  const startTime = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
+  if (!Number.isSafeInteger(startTime)) throw new Error(`no start time in /proc/${pid}/stat`)
+  const temp = `${file}.restored`
+  await writeFile(temp, JSON.stringify({ ...status, pid, 'process-start-time': startTime }))
+  await rename(temp, file)
 }
 
 function toState(record: ContainerRecord): ContainerState {

@@ -60,14 +60,18 @@ export interface OciSpec {
   }
 }
 
-/** Docker's default capability set: what a root process in a container usually needs, no more. */
+/**
+ * Docker's default capability set less CAP_NET_RAW: what a root process in a container usually
+ * needs, no more. The sandbox's user namespace owns its netns (user-namespace.ts), so NET_RAW
+ * there would let root inside forge packets with another sandbox's address. Without it raw
+ * sockets stay refused, as they were when the host's user namespace owned the netns.
+ */
 export const DEFAULT_CAPABILITIES = [
   'CAP_CHOWN',
   'CAP_DAC_OVERRIDE',
   'CAP_FSETID',
   'CAP_FOWNER',
   'CAP_MKNOD',
-  'CAP_NET_RAW',
   'CAP_SETGID',
   'CAP_SETUID',
   'CAP_SETFCAP',

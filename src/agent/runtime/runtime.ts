@@ -58,6 +58,17 @@ export type RuntimeGap =
 /** What a runtime lacks, each with the measurement that showed it. */
 export type RuntimeGaps = Partial<Record<RuntimeGap, string>>
 
+/**
+ * What CRIU needs from the runtime to checkpoint a container's processes and hand the restored
+ * ones back to it (checkpoint/sandbox-checkpoint.ts): CRIU itself does the dump and restore.
+ */
+export interface ContainerCheckpoints {
+  /** The container's init and the cgroup directory CRIU freezes the container with. */
+  target(id: string): Promise<{ pid: number; freezerCgroup: string }>
+  /** Makes `pid`, CRIU's restored init, the container's init in the runtime's own state. */
+  restored(id: string, pid: number): Promise<void>
+}
+
 /** One OCI runtime, driven through its CLI with its own `--root` state directory. */
 export interface Runtime {
   readonly name: RuntimeName
@@ -73,4 +84,6 @@ export interface Runtime {
   resume(id: string): Promise<void>
   /** Stops the container (SIGKILL to all its processes) and deletes it; unknown IDs are fine. */
   remove(id: string): Promise<void>
+  /** Present where the runtime's state can take a restored container (crun). */
+  readonly checkpoints?: ContainerCheckpoints
 }

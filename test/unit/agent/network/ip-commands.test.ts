@@ -12,6 +12,7 @@ import {
 
 const spec = {
   netns: 'sb-abc123',
+  netnsExists: false,
   hostVeth: 'sbh12345678',
   hostAddress: '10.231.0.5',
   sandboxAddress: '10.231.0.6',
@@ -28,6 +29,10 @@ describe('ip commands', () => {
         'link set sbh12345678 up\n' +
         'neigh replace 10.231.0.6 lladdr 02:00:0a:e7:00:06 dev sbh12345678 nud permanent\n',
     )
+  })
+
+  it('wires a netns that exists already without adding one', () => {
+    expect(hostSetupBatch({ ...spec, netnsExists: true })).toMatch(/^link add sbh12345678 /)
   })
 
   it('wires the sandbox side in one batch, knowing the host end without ARP', () => {

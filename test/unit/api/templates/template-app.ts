@@ -106,6 +106,7 @@ export function recordingAgent(
         layers: request.template.layers,
         waiting: request.warm === true,
         state: 'running',
+        hibernated: false,
         runtime: 'crun',
         cpuCount: request.cpuCount,
         memoryMB: request.memoryMB,
@@ -117,6 +118,7 @@ export function recordingAgent(
     get: async () => undefined,
     list: async () => [],
     pause: refuse,
+    hibernate: refuse,
     resume: refuse,
     async claim(sandboxID, claim) {
       if (log.claimError !== undefined) throw log.claimError

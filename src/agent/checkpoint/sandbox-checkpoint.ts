@@ -1,0 +1,302 @@
+import {
+  chmod,
+  chown,
+  type FileHandle,
+  mkdir,
+  open,
+  readFile,
+  rm,
+  writeFile,
+} from 'node:fs/promises'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import * as z from 'zod/mini'
+import { AgentError } from '../errors.js'
+import { runHostCommand } from '../host-command.js'
+import { hostNames } from '../host-names.js'
+import { createAddressPool } from '../network/address-pool.js'
+import { netnsPath } from '../network/network-manager.js'
+import { pathExists } from '../path-exists.js'
+import { readCgroupMode } from '../runtime/cgroup-mode.js'
+import type { ContainerCheckpoints } from '../runtime/runtime.js'
+import { type HostParts, ownerOf, remountSandboxRoot, sandboxPaths } from '../sandbox-host.js'
+import type { SandboxRecord } from '../sandbox-record.js'
+import { pinNamespace } from '../user-namespace.js'
+import { cgroupLimitsSchema, readCgroupLimits, recreateCgroups } from './cgroup-limits.js'
+import { DEFAULT_CRIU_BINARY, DUMP_LOG, dumpArgs, RESTORE_LOG, restoreArgs } from './criu-args.js'
+import { asNamespaceOwner } from './criu-credentials.js'
+import { outsideFiles } from './outside-files.js'
+
+/** How long the restore waits for CRIU to make the new netns, and its hook for the wiring. */
+const NETNS_TIMEOUT_MS = 30_000
+const NETNS_POLL_MS = 2
+
+/** What a checkpoint needs at restore besides CRIU's images. */
+const manifestSchema = z.object({
+  outsideFiles: z.array(z.object({ key: z.string(), role: z.enum(['output', 'handover']) })),
+  cgroups: cgroupLimitsSchema,
+})
+
+/** A sandbox's checkpoint: CRIU's images of its processes, in its record directory. */
+export function checkpointDir(parts: HostParts, sandboxID: string): string {
+  return path.join(parts.records.dir(sandboxID), 'checkpoint')
+}
+
+/**
+ * Writes the processes of a sandbox to disk with CRIU and ends them, freeing their memory; its
+ * files stay on its disk, which is synced, and its network goes. What a restart or a host
+ * reboot leaves of it is its record directory: enough for restoreSandbox.
+ */
+export async function checkpointSandbox(parts: HostParts, record: SandboxRecord): Promise<void> {
+  const { sandboxID } = record
+  const checkpoints = runtimeCheckpoints(parts, record)
+  const names = hostNames(parts.config.prefix, sandboxID)
+  const paths = sandboxPaths(parts.records, sandboxID)
+  const dir = checkpointDir(parts, sandboxID)
+  await rm(dir, { recursive: true, force: true })
+  await mkdir(dir)
+  // The restored tree's root opens some images itself, from inside its user namespace: its own
+  // root group (the host ID its root is) may read them, no other host user.
+  await chown(dir, 0, record.idMap.hostID)
+  await chmod(dir, 0o750)
+  const { pid, freezerCgroup } = await checkpoints.target(names.container)
+  const outside = await outsideFiles(freezerCgroup, paths)
+  const cgroups = await readCgroupLimits(names.cgroupPath)
+  await writeFile(
+    path.join(dir, 'manifest.json'),
+    JSON.stringify({ outsideFiles: outside, cgroups } satisfies z.infer<typeof manifestSchema>),
+  )
+  const args = dumpArgs({
+    pid,
+    imagesDir: dir,
+    rootfs: paths.rootfs,
+    freezerCgroup,
+    toolboxMountPoint: parts.toolbox.mountPoint,
+    externalFiles: outside.map((file) => file.key),
+  })
+  await criu(parts, record, args, dir, DUMP_LOG)
+  // The disk has no journal (disk-image.ts): what the processes wrote reaches it now, so that
+  // a host that goes down with the sandbox hibernated keeps it.
+  await runHostCommand('sync', ['--file-system', paths.upper])
+  // The host's connections to the sandbox (the proxy's and the agent's keep-alive sockets)
+  // would meet a reset on their next request after the restore: they end now, as E2B's
+  // resume ends them, and their holders open new ones.
+  const { sandboxAddress } = createAddressPool(parts.config.addressPool).addresses(record.slot)
+  await runHostCommand('ss', ['--kill', '--tcp', 'dst', sandboxAddress])
+  await parts.network.teardown(sandboxID)
+}
+
+/**
+ * Starts a checkpointed sandbox's processes again from its checkpoint: its root mounted again
+ * if a restart took it, CRIU's restore into a new netns that the agent wires as at create
+ * (same address, rules and names), and the runtime told of the restored init.
+ */
+export async function restoreSandbox(
+  parts: HostParts,
+  record: SandboxRecord,
+  layers: string[],
+): Promise<void> {
+  const { sandboxID } = record
+  const checkpoints = runtimeCheckpoints(parts, record)
+  const names = hostNames(parts.config.prefix, sandboxID)
+  const paths = sandboxPaths(parts.records, sandboxID)
+  const dir = checkpointDir(parts, sandboxID)
+  const manifest = manifestSchema.parse(
+    JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')),
+  )
+  await remountSandboxRoot(parts, record, layers)
+  // A crash between a restore's wiring and its end leaves a network: the wiring comes anew.
+  await parts.network.teardown(sandboxID)
+  // CRIU reopens each stand-in through /proc/self/fd from inside the sandbox's user namespace,
+  // with the flags the dumped descriptor had: the sandbox's root owns the empty handover, and
+  // may append to its output log while the restore runs (outputOpenToRestore).
+  const handles = await Promise.all(
+    manifest.outsideFiles.map((file) =>
+      file.role === 'output' ? open(paths.output, 'a') : emptyHandover(dir, record.idMap.hostID),
+    ),
+  )
+  try {
+    const script = path.join(dir, 'setup-namespaces.sh')
+    await writeFile(script, SETUP_NAMESPACES_HOOK, { mode: 0o700 })
+    await chmod(script, 0o700)
+    const pidFile = path.join(dir, 'restored.pid')
+    const args = restoreArgs({
+      imagesDir: dir,
+      rootfs: paths.rootfs,
+      toolboxDir: parts.toolbox.dir,
+      // The handles are the tool's descriptors 3, 4, … (runHostCommand's inheritFDs).
+      inheritFds: manifest.outsideFiles.map((file, index) => ({ fd: 3 + index, key: file.key })),
+      actionScript: script,
+      pidFile,
+    })
+    // A host restart took the cgroups; the runtime's limits come back from the manifest.
+    await recreateCgroups(manifest.cgroups)
+    const cgroupDirs = await containerCgroupDirs(names.cgroupPath)
+    await outputOpenToRestore(paths.output, record.idMap.hostID, () => {
+      const restored = criu(parts, record, args, dir, RESTORE_LOG, {
+        inheritFDs: handles.map((handle) => handle.fd),
+        env: { SANDBAR_RESTORE_DIR: dir },
+        cgroupDirs,
+      })
+      const wired = wireRestoredNetwork(parts, record, dir, netnsPath(names.netns), restored)
+      return Promise.all([restored, wired])
+    })
+    const pid = Number((await readFile(pidFile, 'utf8')).trim())
+    await checkpoints.restored(names.container, pid)
+  } catch (error) {
+    await parts.network.teardown(sandboxID)
+    throw error
+  } finally {
+    await Promise.all(handles.map((handle) => handle.close()))
+  }
+  await rm(dir, { recursive: true, force: true })
+}
+
+/**
+ * Runs `restore` while the sandbox's root group may append to its output log (sandbox-host.ts
+ * keeps it root's alone): CRIU's restored init reopens its stdout through /proc/self/fd, as
+ * the sandbox's root. No code of the sandbox runs before the restore ends, and a descriptor
+ * opened then keeps working after the file is root's alone again.
+ */
+async function outputOpenToRestore<T>(
+  output: string,
+  sandboxRoot: number,
+  restore: () => Promise<T>,
+): Promise<T> {
+  const setOwner = async (gid: number, mode: number) => {
+    // chattr +a also refuses chown and chmod: off for the change, on again after it.
+    await runHostCommand('chattr', ['-a', output])
+    await chown(output, 0, gid)
+    await chmod(output, mode)
+    await runHostCommand('chattr', ['+a', output])
+  }
+  await setOwner(sandboxRoot, 0o620)
+  try {
+    return await restore()
+  } finally {
+    await setOwner(0, 0o600)
+  }
+}
+
+/**
+ * What stands in for envd's handover, which envd emptied at its start: an empty file like it,
+ * as CRIU checks that the file it is given has the mode the dumped one had.
+ */
+async function emptyHandover(dir: string, sandboxRoot: number): Promise<FileHandle> {
+  const file = path.join(dir, 'handover')
+  const handle = await open(file, 'w+', 0o600)
+  await handle.chown(sandboxRoot, sandboxRoot)
+  await rm(file)
+  return handle
+}
+
+/**
+ * CRIU's setup-namespaces hook: the restored tree is in its new namespaces, its sockets not
+ * yet restored. It names the tree's init to the agent, which pins and wires the netns (a
+ * socket bound to the sandbox's address needs that address), and waits until it is done.
+ */
+const SETUP_NAMESPACES_HOOK = `#!/bin/sh
+[ "$CRTOOLS_SCRIPT_ACTION" = setup-namespaces ] || exit 0
+echo "$CRTOOLS_INIT_PID" > "$SANDBAR_RESTORE_DIR/netns-pid.new"
+mv "$SANDBAR_RESTORE_DIR/netns-pid.new" "$SANDBAR_RESTORE_DIR/netns-pid"
+i=0
+until [ -e "$SANDBAR_RESTORE_DIR/network-ready" ]; do
+  i=$((i + 1))
+  [ "$i" -lt ${NETNS_TIMEOUT_MS / 10} ] || exit 1
+  sleep 0.01
+done
+`
+
+/** Waits for the hook to name the new netns, then pins it at the sandbox's name and wires it. */
+async function wireRestoredNetwork(
+  parts: HostParts,
+  record: SandboxRecord,
+  dir: string,
+  netnsFile: string,
+  restore: Promise<unknown>,
+): Promise<void> {
+  let ended = false
+  restore.then(
+    () => (ended = true),
+    () => (ended = true),
+  )
+  const deadline = Date.now() + NETNS_TIMEOUT_MS
+  for (;;) {
+    const pid = await readFile(path.join(dir, 'netns-pid'), 'utf8').catch(() => undefined)
+    if (pid !== undefined) {
+      await pinNamespace(Number(pid.trim()), 'net', netnsFile)
+      await parts.network.setup(record.sandboxID, record.slot, record.egress, {
+        netnsExists: true,
+      })
+      await writeFile(path.join(dir, 'network-ready'), '')
+      return
+    }
+    if (ended) return
+    if (Date.now() > deadline) throw new Error('CRIU did not make the restored netns in time')
+    await sleep(NETNS_POLL_MS)
+  }
+}
+
+function runtimeCheckpoints(parts: HostParts, record: SandboxRecord): ContainerCheckpoints {
+  const { checkpoints } = parts.runtimes.get(record.runtime)
+  if (checkpoints === undefined) {
+    throw new Error(`sandboxes on ${record.runtime} cannot be checkpointed (crun only)`)
+  }
+  return checkpoints
+}
+
+/**
+ * Runs CRIU; a restore (given the container's cgroup directories) from inside the container's
+ * cgroups, which the restored tree inherits. A failure carries the errors from CRIU's log,
+ * which say what went wrong.
+ */
+async function criu(
+  parts: HostParts,
+  record: SandboxRecord,
+  args: string[],
+  dir: string,
+  log: string,
+  options: { inheritFDs?: number[]; env?: Record<string, string>; cgroupDirs?: string[] } = {},
+): Promise<void> {
+  const binary = parts.config.criuBinary ?? DEFAULT_CRIU_BINARY
+  const { cgroupDirs } = options
+  // The dump as the namespace owner (criu-credentials.ts); the restore as root: CRIU writes the
+  // new UTS namespace's hostname through /proc/sys, which only the host's root UID may write.
+  const command =
+    cgroupDirs === undefined
+      ? [...(await asNamespaceOwner(ownerOf(parts, record))), binary, ...args]
+      : [binary, ...args]
+  const [file = '', ...rest] =
+    cgroupDirs === undefined ? command : ['sh', '-c', JOIN_CGROUPS_AND_EXEC, 'sh', ...command]
+  try {
+    await runHostCommand(file, rest, {
+      inheritFDs: options.inheritFDs,
+      env: { ...options.env, SANDBAR_CGROUP_DIRS: (cgroupDirs ?? []).join('\n') },
+    })
+  } catch (error) {
+    if (!(error instanceof AgentError)) throw error
+    const text = await readFile(path.join(dir, log), 'utf8').catch(() => '')
+    const errors = text
+      .split('\n')
+      .filter((line) => line.includes('Error ('))
+      .slice(-5)
+    throw new AgentError(
+      `criu ${args[0]} failed`,
+      error.command,
+      error.exitCode,
+      [error.stderr.trim(), ...errors].filter((line) => line !== '').join('\n'),
+    )
+  }
+}
+
+/** Moves the shell into every cgroup directory named, then becomes the command. */
+const JOIN_CGROUPS_AND_EXEC =
+  'for dir in $SANDBAR_CGROUP_DIRS; do echo $$ > "$dir/cgroup.procs" || exit 1; done; exec "$@"'
+
+/** The container's cgroup in every mounted hierarchy that has it. */
+async function containerCgroupDirs(cgroupPath: string): Promise<string[]> {
+  const mode = await readCgroupMode()
+  const dirs = mode.mountPoints.map((mountPoint) => path.join(mountPoint, cgroupPath))
+  const present = await Promise.all(dirs.map((dir) => pathExists(path.join(dir, 'cgroup.procs'))))
+  return dirs.filter((_, index) => present[index])
+}

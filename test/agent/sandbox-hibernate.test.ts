@@ -1,0 +1,96 @@
+import { readFile, rmdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { hostNames } from '../../src/agent/host-names.js'
+import { unmountAll } from '../../src/agent/rootfs/unmount.js'
+import { memoryServerCommand } from '../support/memory-server.js'
+import { sandboxForEnvd } from '../support/sdk-sandbox.js'
+import { readRecord, sandboxRequest, startTestAgent, type TestAgent } from './agent-fixture.js'
+import { leftoverCgroupDirs, readLimits } from './cgroup-probe.js'
+
+async function memoryState(address: string): Promise<{ secret: string; hits: number }> {
+  const [secret = '', hits = ''] = (await (await fetch(`http://${address}:8000/`)).text()).split(
+    ' ',
+  )
+  return { secret, hits: Number(hits) }
+}
+
+/** The v1 device cgroup's allow-list; none on cgroup v2, where it is an eBPF program. */
+async function readDeviceRules(cgroupPath: string): Promise<string | undefined> {
+  return readFile(join('/sys/fs/cgroup/devices', cgroupPath, 'devices.list'), 'utf8').catch(
+    () => undefined,
+  )
+}
+
+/** What a host reboot takes from a stopped sandbox: its mounts, loop devices and cgroups. */
+async function simulateReboot(test: TestAgent, sandboxID: string): Promise<void> {
+  const { dataDir, prefix } = test.config
+  const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
+    .split('\n')
+    .map((line) => line.split(' ')[4] ?? '')
+    .filter((mountPoint) => mountPoint.startsWith(dataDir))
+    .sort((a, b) => b.length - a.length)
+  for (const mountPoint of mounts) await unmountAll(mountPoint)
+  for (const dir of await leftoverCgroupDirs(hostNames(prefix, sandboxID).cgroupPath)) {
+    await rmdir(dir)
+  }
+}
+
+/**
+ * Hibernates a sandbox that holds state in a process's memory, stops its agent (and with
+ * `reboot` takes what a host restart takes), starts a new agent and resumes the sandbox.
+ */
+async function hibernateRestartResume(reboot: boolean): Promise<void> {
+  const first = await startTestAgent()
+  let second: TestAgent | undefined
+  try {
+    const created = await first.agent.create(sandboxRequest())
+    const { sandboxID, address } = created
+    const { cgroupPath } = hostNames(first.config.prefix, sandboxID)
+    const limits = await readLimits(cgroupPath)
+    const devices = await readDeviceRules(cgroupPath)
+    const sandbox = sandboxForEnvd(created.envdURL)
+    await sandbox.files.write('/home/user/notes.txt', 'written before')
+    await sandbox.commands.run(memoryServerCommand('0.0.0.0'), { background: true, timeoutMs: 0 })
+    await expect.poll(() => memoryState(address).catch(() => undefined)).toBeDefined()
+    const before = await memoryState(address)
+
+    await first.agent.pause(sandboxID)
+    await first.agent.hibernate(sandboxID)
+    expect(await first.agent.get(sandboxID)).toMatchObject({ state: 'paused', hibernated: true })
+    // Its processes are gone, and with them their memory.
+    const procs = await Promise.all(
+      (await leftoverCgroupDirs(cgroupPath)).map((dir) =>
+        readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => ''),
+      ),
+    )
+    expect(procs.join('')).toBe('')
+    await first.agent.close()
+    if (reboot) await simulateReboot(first, sandboxID)
+
+    second = await startTestAgent({ dataDir: first.config.dataDir, prefix: first.config.prefix })
+    expect(second.agent.reconciled).toEqual({ adopted: [sandboxID], removed: [] })
+    await second.agent.resume(sandboxID)
+    expect(await second.agent.get(sandboxID)).toMatchObject({
+      state: 'running',
+      hibernated: false,
+    })
+    expect(await memoryState(address)).toEqual({ secret: before.secret, hits: before.hits + 1 })
+    expect(await readLimits(cgroupPath)).toEqual(limits)
+    expect(await readDeviceRules(cgroupPath)).toEqual(devices)
+    const again = sandboxForEnvd(created.envdURL)
+    expect(await again.files.read('/home/user/notes.txt')).toBe('written before')
+    expect((await again.commands.run('echo restored')).stdout).toBe('restored\n')
+    expect((await readRecord(first.config.dataDir, sandboxID)).hibernated).toBeUndefined()
+  } finally {
+    const agent = second ?? first
+    expect(await agent.dispose()).toEqual([])
+  }
+}
+
+describe('hibernate', () => {
+  it('keeps a paused sandbox on disk, without its memory, through an agent restart', () =>
+    hibernateRestartResume(false))
+
+  it('keeps a hibernated sandbox through a host reboot', () => hibernateRestartResume(true))
+})

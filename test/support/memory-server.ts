@@ -1,0 +1,23 @@
+/**
+ * A command that starts a Python HTTP server on `address`:8000 whose whole state lives in its
+ * memory: a random secret drawn at start and a count of the requests it answered, which it
+ * answers as `<secret> <count>`. What survives a pause, a hibernation or a restore is only
+ * what the process kept.
+ */
+export function memoryServerCommand(address: string): string {
+  return `python3 -c '
+import http.server, os
+state = {"secret": os.urandom(8).hex(), "hits": 0}
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        state["hits"] += 1
+        body = ("%s %d" % (state["secret"], state["hits"])).encode()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("${address}", 8000), Handler).serve_forever()
+'`
+}
