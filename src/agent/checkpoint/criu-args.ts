@@ -47,6 +47,9 @@ export function dumpArgs(options: DumpOptions): string[] {
     // Established connections are dumped so that the restore can close them (tcp-close):
     // clients reconnect, as they do after E2B's resume.
     '--tcp-established',
+    // Connections that reached a listening socket while the sandbox was frozen, not yet
+    // accepted, are dropped with the others: their clients retry.
+    '--skip-in-flight',
     '--file-locks',
     '--unprivileged',
   ]

@@ -74,7 +74,7 @@ export async function checkpointSandbox(parts: HostParts, record: SandboxRecord)
     toolboxMountPoint: parts.toolbox.mountPoint,
     externalFiles: outside.map((file) => file.key),
   })
-  await criu(parts, record, args, dir, DUMP_LOG)
+  await criu(parts, await criuLaunch(parts, record, 'dump'), args, dir, DUMP_LOG)
   // The disk has no journal (disk-image.ts): what the processes wrote reaches it now, so that
   // a host that goes down with the sandbox hibernated keeps it.
   await runHostCommand('sync', ['--file-system', paths.upper])
@@ -131,12 +131,15 @@ export async function restoreSandbox(
     })
     // A host restart took the cgroups; the runtime's limits come back from the manifest.
     await recreateCgroups(manifest.cgroups)
-    const cgroupDirs = await containerCgroupDirs(names.cgroupPath)
+    const launch = await criuLaunch(parts, record, 'restore')
+    const env = {
+      SANDBAR_RESTORE_DIR: dir,
+      SANDBAR_CGROUP_DIRS: (await containerCgroupDirs(names.cgroupPath)).join('\n'),
+    }
     await outputOpenToRestore(paths.output, record.idMap.hostID, () => {
-      const restored = criu(parts, record, args, dir, RESTORE_LOG, {
+      const restored = criu(parts, launch, args, dir, RESTORE_LOG, {
         inheritFDs: handles.map((handle) => handle.fd),
-        env: { SANDBAR_RESTORE_DIR: dir },
-        cgroupDirs,
+        env,
       })
       const wired = wireRestoredNetwork(parts, record, dir, netnsPath(names.netns), restored)
       return Promise.all([restored, wired])
@@ -245,34 +248,20 @@ function runtimeCheckpoints(parts: HostParts, record: SandboxRecord): ContainerC
   return checkpoints
 }
 
-/**
- * Runs CRIU; a restore (given the container's cgroup directories) from inside the container's
- * cgroups, which the restored tree inherits. A failure carries the errors from CRIU's log,
- * which say what went wrong.
- */
+/** Runs CRIU after `launch` (the argv that sets up its process); a failure carries the errors
+ * from CRIU's log, which say what went wrong. */
 async function criu(
   parts: HostParts,
-  record: SandboxRecord,
+  launch: string[],
   args: string[],
   dir: string,
   log: string,
-  options: { inheritFDs?: number[]; env?: Record<string, string>; cgroupDirs?: string[] } = {},
+  options: { inheritFDs?: number[]; env?: Record<string, string> } = {},
 ): Promise<void> {
   const binary = parts.config.criuBinary ?? DEFAULT_CRIU_BINARY
-  const { cgroupDirs } = options
-  // The dump as the namespace owner (criu-credentials.ts); the restore as root: CRIU writes the
-  // new UTS namespace's hostname through /proc/sys, which only the host's root UID may write.
-  const command =
-    cgroupDirs === undefined
-      ? [...(await asNamespaceOwner(ownerOf(parts, record))), binary, ...args]
-      : [binary, ...args]
-  const [file = '', ...rest] =
-    cgroupDirs === undefined ? command : ['sh', '-c', JOIN_CGROUPS_AND_EXEC, 'sh', ...command]
+  const [file = '', ...rest] = [...launch, binary, ...args]
   try {
-    await runHostCommand(file, rest, {
-      inheritFDs: options.inheritFDs,
-      env: { ...options.env, SANDBAR_CGROUP_DIRS: (cgroupDirs ?? []).join('\n') },
-    })
+    await runHostCommand(file, rest, options)
   } catch (error) {
     if (!(error instanceof AgentError)) throw error
     const text = await readFile(path.join(dir, log), 'utf8').catch(() => '')
@@ -287,6 +276,23 @@ async function criu(
       [error.stderr.trim(), ...errors].filter((line) => line !== '').join('\n'),
     )
   }
+}
+
+/**
+ * How CRIU starts. A dump as the sandbox's namespace owner (criu-credentials.ts). A restore as
+ * root, from inside the container's cgroups, which the restored tree inherits: as the owner,
+ * CRIU could neither set the restored UTS namespace's hostname (a sysctl only the host's root
+ * UID writes) nor give a restored task a UID other than root's (its restorer keeps
+ * capabilities across setresuid only when CRIU runs as root).
+ */
+async function criuLaunch(
+  parts: HostParts,
+  record: SandboxRecord,
+  operation: 'dump' | 'restore',
+): Promise<string[]> {
+  return operation === 'dump'
+    ? asNamespaceOwner(ownerOf(parts, record))
+    : ['sh', '-c', JOIN_CGROUPS_AND_EXEC, 'sh']
 }
 
 /** Moves the shell into every cgroup directory named, then becomes the command. */
