@@ -6,6 +6,7 @@ import type { SandboxDirectory } from '../proxy/index.js'
 import type { Store } from '../store/index.js'
 import { createApiApp } from './app.js'
 import { startExpiryLoop } from './expiry-loop.js'
+import { startHibernationLoop } from './hibernation-loop.js'
 import { layerCollector } from './layer-collection.js'
 import { sandboxDirectory } from './sandbox-directory.js'
 import { reconcileSandboxes } from './sandbox-reconcile.js'
@@ -42,6 +43,8 @@ export interface ControlPlaneOptions extends SandboxServiceConfig, TemplateUploa
   domain: string
   /** Sandboxes kept started for templates (warm-pools.ts); none by default. */
   warmPools?: WarmPoolsConfig
+  /** How long a sandbox stays paused in memory before it hibernates to disk; unset, never. */
+  hibernateAfterMs?: number
   volumes: VolumeSettings
 }
 
@@ -66,7 +69,7 @@ export interface ControlPlane {
   /** Sandboxes started ahead of creates; serve starts filling them once templates are ready. */
   warmPools: WarmPools
   /**
-   * Stops the expiry and telemetry loops and the warm pools' filling, and finishes the kills
+   * Stops the expiry, hibernation and telemetry loops and the warm pools' filling, and finishes the kills
    * under way; sandboxes (the pools' too) and the store stay as they are.
    */
   close(): Promise<void>
@@ -106,6 +109,10 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
     warmPools,
   )
   const expiry = startExpiryLoop(store, service, logger)
+  const hibernation =
+    options.hibernateAfterMs === undefined
+      ? undefined
+      : startHibernationLoop(store, agent, options.hibernateAfterMs, logger)
   const telemetry = startTelemetryLoop(service.telemetry, logger)
   // wave2-contracts §2.2: the audience is the API's own name, `https://api.<domain>`.
   const volumeTokens = new VolumeTokens(
@@ -139,6 +146,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
     close: async () => {
       await Promise.all([
         expiry.stop(),
+        hibernation?.stop(),
         telemetry.stop(),
         warmPools.close(),
         volumeCollection.stop(),

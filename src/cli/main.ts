@@ -10,6 +10,7 @@ commands:
         [--no-masquerade] [--masquerade-builds] [--build-ca-file FILE] [--address-pool CIDR]
         [--max-sandboxes N] [--max-lifetime-hours N] [--keep-unused-layers]
         [--no-code-interpreter] [--warm-pool TEMPLATE_ID=N]... [--warm-pool-memory MiB]
+        [--hibernate-after SECONDS]
         [--volume-size-mb MiB] [--volume-token-ttl SECONDS]
         [--postgres-url URL] [--log-format pretty|json]
                                   run the E2B-compatible service: api, proxy, agent, store
@@ -39,6 +40,11 @@ commands:
                                   sandboxes run at the lowest CPU weight and survive restarts
       --warm-pool-memory MiB      the most memory waiting sandboxes may hold in all, by their
                                   limits; default a tenth of the host's
+      --hibernate-after SECONDS   a paused sandbox stays frozen in memory (resumes in
+                                  milliseconds) this long, then its processes are written to
+                                  disk with CRIU and its memory is freed; it survives restarts
+                                  of Sandbar and of the host, and resumes in a fraction of a
+                                  second. Default 600; 0 hibernates at once
       --volume-size-mb MiB        the size limit of a volume whose create names none (POST
                                   /volumes takes Sandbar's sizeMB field); default 10240, from
                                   16 to 1048576; the volume's filesystem refuses writes past it

@@ -64,6 +64,8 @@ export interface ServeConfig {
   codeInterpreter: boolean
   /** Sandboxes kept started for templates' creates (api warm-pools.ts). */
   warmPools: WarmPoolsConfig
+  /** How long a sandbox stays paused in memory before its processes hibernate to disk. */
+  hibernateAfterSeconds: number
   /** Leave layers no template uses: the layer store is shared with other services. */
   keepUnusedLayers: boolean
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
@@ -106,6 +108,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       'no-code-interpreter': { type: 'boolean', default: false },
       'warm-pool': { type: 'string', multiple: true, default: [] },
       'warm-pool-memory': { type: 'string' },
+      'hibernate-after': { type: 'string', default: '600' },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
@@ -142,6 +145,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
           ? defaultWarmPoolMemoryMB()
           : positiveInt(values['warm-pool-memory'], 'warm-pool-memory'),
     },
+    hibernateAfterSeconds: nonNegativeInt(values['hibernate-after'], 'hibernate-after'),
     addressPool: values['address-pool'],
     maxSandboxes:
       values['max-sandboxes'] === undefined
@@ -198,6 +202,12 @@ function logFormat(value: string): LogFormat {
     throw new UsageError(`invalid --log-format '${value}' (one of ${LOG_FORMATS.join(', ')})`)
   }
   return format
+}
+
+function nonNegativeInt(value: string, flag: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`invalid --${flag} '${value}'`)
+  return n
 }
 
 function positiveInt(value: string, flag: string): number {
@@ -290,6 +300,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
       maxLifetimeHours: config.maxLifetimeHours,
       domain: config.domain,
       warmPools: config.warmPools,
+      hibernateAfterMs: config.hibernateAfterSeconds * 1000,
       volumes: {
         tokenKey: volumeTokenKey,
         tokenTtlSeconds: config.volumeTokenTtlSeconds,

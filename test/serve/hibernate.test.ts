@@ -1,0 +1,53 @@
+import { Sandbox } from 'e2b'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readRecord } from '../agent/agent-fixture.js'
+import { memoryServerCommand } from '../support/memory-server.js'
+import { type ServeInstance, startServe } from './serve-fixture.js'
+
+// Issue 14: a paused sandbox moves from memory to disk (CRIU) and comes back with its
+// processes running, through a SIGKILL of `sandbar serve`.
+
+let serve: ServeInstance
+const opts = () => ({ ...serve.client, timeoutMs: 300_000 })
+
+beforeAll(async () => {
+  // 0: every paused sandbox hibernates at the next pass, about a second after its pause.
+  serve = await startServe(['--hibernate-after', '0'])
+})
+
+afterAll(async () => {
+  expect(await serve?.stop()).toEqual([])
+})
+
+/** The secret and hit count the server holds, asked from inside the sandbox. */
+async function memoryState(sandbox: Sandbox): Promise<string> {
+  return (await sandbox.commands.run('curl -s http://127.0.0.1:8000/')).stdout
+}
+
+describe('hibernation', () => {
+  it('resumes a paused sandbox from disk, processes and memory intact, after SIGKILL of serve', async () => {
+    const sandbox = await Sandbox.create(opts())
+    await sandbox.files.write('/home/user/notes.txt', 'before the pause')
+    await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
+    await expect.poll(() => memoryState(sandbox), { timeout: 10_000 }).toMatch(/^[0-9a-f]{16} 1$/)
+    const [secret] = (await memoryState(sandbox)).split(' ')
+
+    await sandbox.pause()
+    await expect
+      .poll(async () => (await readRecord(serve.dataDir, sandbox.sandboxId)).hibernated, {
+        timeout: 30_000,
+      })
+      .toBe(true)
+    const info = await Sandbox.getInfo(sandbox.sandboxId, opts())
+    expect(info.state).toBe('paused')
+    await serve.crashAndRestart()
+
+    const resumed = await Sandbox.connect(sandbox.sandboxId, opts())
+    expect(await memoryState(resumed)).toBe(`${secret} 3`)
+    expect(await resumed.files.read('/home/user/notes.txt')).toBe('before the pause')
+    const run = await resumed.commands.run('echo $((6 * 7))')
+    expect(run).toMatchObject({ exitCode: 0, stdout: '42\n' })
+    expect((await Sandbox.getInfo(sandbox.sandboxId, opts())).state).toBe('running')
+    await resumed.kill()
+  })
+})
