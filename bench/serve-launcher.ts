@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline'
 import {
   type ClientEnv,
   freePort,
+  loggedHibernation,
   parseClientEnv,
   pooledSandboxID,
   waitForServeHealth,
@@ -27,6 +28,8 @@ export interface BenchServe {
   prefix: string
   /** Every sandbox its warm pools have started so far, from its log. */
   pooled: ReadonlySet<string>
+  /** Sandboxes it hibernated so far, with how long that took and their images' size. */
+  hibernations: ReadonlyMap<string, { durationMs: number; imageBytes: number }>
   stop(): Promise<void>
 }
 
@@ -70,10 +73,13 @@ export async function startBenchServe(
     { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SANDBAR_LOG_LEVEL: 'info' } },
   )
   const pooled = new Set<string>()
+  const hibernations = new Map<string, { durationMs: number; imageBytes: number }>()
   const problems: string[] = []
   createInterface({ input: child.stderr }).on('line', (line) => {
     const sandboxID = pooledSandboxID(line)
     if (sandboxID !== undefined) pooled.add(sandboxID)
+    const hibernation = loggedHibernation(line)
+    if (hibernation !== undefined) hibernations.set(hibernation.sandboxID, hibernation)
     if (isProblem(line)) problems.push(line)
   })
   const stop = async () => {
@@ -92,7 +98,7 @@ export async function startBenchServe(
     await waitForServeHealth(child, apiPort)
     const text = await readFile(`${dataDir}/client.env`, 'utf8')
     const client = parseClientEnv(text, { api: apiPort, proxy: proxyPort })
-    return { client, prefix, pooled, stop }
+    return { client, prefix, pooled, hibernations, stop }
   } catch (error) {
     await stop()
     throw error

@@ -30,6 +30,8 @@ export interface UserServe {
   sandboxesMemoryMiB(): Promise<number>
   /** Resolves once the warm pool holds `size` sandboxes that no create has taken yet. */
   poolFilled(size: number): Promise<void>
+  /** Resolves once the service logs the sandbox's hibernation, with what it logged. */
+  hibernated(sandboxID: string): Promise<{ durationMs: number; imageBytes: number }>
   stop(): Promise<void>
 }
 
@@ -61,6 +63,15 @@ export async function startUserServe(
       const deadline = Date.now() + 120_000
       while (waiting() < size) {
         if (Date.now() > deadline) throw new Error(`the warm pool did not refill to ${size}`)
+        await sleep(20)
+      }
+    },
+    async hibernated(sandboxID) {
+      const deadline = Date.now() + 60_000
+      for (;;) {
+        const hibernation = serve.hibernations.get(sandboxID)
+        if (hibernation !== undefined) return hibernation
+        if (Date.now() > deadline) throw new Error(`sandbox ${sandboxID} did not hibernate`)
         await sleep(20)
       }
     },

@@ -2,6 +2,7 @@ import path from 'node:path'
 import type { BenchAgentOptions } from './bench-agent.js'
 import { benchBaseTemplate, benchPrefix } from './bench-agent.js'
 import { type BareContainerFloors, sampleBareContainers } from './floors/bare-container.js'
+import { rawCriuSamples } from './floors/criu.js'
 import { idleNodeCpuMsPerSecond } from './floors/host-cpu.js'
 import { idleNodePssMiB } from './floors/host-memory.js'
 import { loopbackRoundTrips } from './floors/loopback-http.js'
@@ -16,6 +17,7 @@ import {
   sampleSpawnsInside,
 } from './user-commands.bench.js'
 import { sampleDensity } from './user-density.bench.js'
+import { sampleHibernation } from './user-hibernate.bench.js'
 import { type LifeSamples, sampleBurst, sampleLives } from './user-lifecycle.bench.js'
 import { DEFAULT_BASE_POOL, LONG_LIVED_MS, startUserServe } from './user-serve.js'
 
@@ -23,18 +25,22 @@ const LIVES = 20
 const BURST = 50
 const PAUSES = 10
 const PODMAN_RUNS = 5
+const HIBERNATIONS = 5
+/** The Python heap of a hibernated sandbox (issue 14's figure). */
+const HEAP_MIB = 100
 /** Sandboxes left idle at once; `BENCH_IDLE=1000` for the issue's full figure. */
 const IDLE = Number(process.env.BENCH_IDLE ?? 60)
 
 const p50 = (samples: number[]) => percentile(samples, 50)
 
 /**
- * Issue 13's table as a user of the official `e2b` SDK meets it, with its defaults, against a
- * `sandbar serve` this section starts (the default one, with its warm pool; then one with no
- * pool, for cold creates). Every row stands beside a floor measured in the same run from
- * outside Sandbar: crun's default container on the base template's rootfs, a loopback HTTP
- * round trip, `bash -l` spawned inside the sandbox, the host's `fs`, raw freezer writes, an
- * idle node, and podman.
+ * Issues 13 and 14's tables as a user of the official `e2b` SDK meets them, with its defaults,
+ * against a `sandbar serve` this section starts (the default one, with its warm pool; then
+ * one with no pool, for cold creates; then one that hibernates paused sandboxes at once).
+ * Every row stands beside a floor measured in the same run from outside Sandbar: crun's
+ * default container on the base template's rootfs, a loopback HTTP round trip, `bash -l`
+ * spawned inside the sandbox, the host's `fs`, raw freezer writes, an idle node, podman, and
+ * plain `criu dump`/`restore` of the same process on the host.
  */
 export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Promise<void> {
   const [layer] = (await benchBaseTemplate()).layers
@@ -77,6 +83,39 @@ export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Pr
   } finally {
     await coldServe.stop()
   }
+  const criu = await rawCriuSamples(HIBERNATIONS, HEAP_MIB)
+  const hibernatingServe = await startUserServe(options, 4, [
+    ...['--warm-pool', 'base=0'],
+    ...['--hibernate-after', '0'],
+  ])
+  try {
+    reportHibernation(await sampleHibernation(hibernatingServe, HIBERNATIONS, HEAP_MIB), criu)
+  } finally {
+    await hibernatingServe.stop()
+  }
+}
+
+function reportHibernation(
+  sandbox: Awaited<ReturnType<typeof sampleHibernation>>,
+  criu: Awaited<ReturnType<typeof rawCriuSamples>>,
+): void {
+  const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+  report({
+    name: `a paused sandbox hibernated to disk (${HEAP_MIB} MiB Python heap) p50`,
+    figure: `${ms(p50(sandbox.hibernate))}, image ${mib(p50(sandbox.imageBytes))}`,
+    floor: `raw criu dump of the same process ${ms(p50(criu.dump))}, image ${mib(p50(criu.imageBytes))}`,
+    ratio: p50(sandbox.hibernate) / p50(criu.dump),
+    target: 'reported',
+    ok: true,
+  })
+  report({
+    name: 'Sandbox.connect() of a hibernated sandbox + first command p50',
+    figure: ms(p50(sandbox.resume)),
+    floor: `raw criu restore of the same process ${ms(p50(criu.restore))}`,
+    ratio: p50(sandbox.resume) / p50(criu.restore),
+    target: 'reported',
+    ok: true,
+  })
 }
 
 /** Create → first command against its target, and the first command against later ones. */

@@ -239,10 +239,10 @@ class HostAgent implements Agent {
       }
       if (record.hibernated === true) return
       const started = performance.now()
-      await checkpointSandbox(this.parts, record)
+      const { imageBytes } = await checkpointSandbox(this.parts, record)
       await this.parts.records.save({ ...record, hibernated: true })
       const durationMs = elapsedMs(started)
-      this.parts.config.logger.info({ sandboxID, durationMs }, 'sandbox hibernated')
+      this.parts.config.logger.info({ sandboxID, durationMs, imageBytes }, 'sandbox hibernated')
     })
   }
 

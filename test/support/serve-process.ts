@@ -94,6 +94,22 @@ export const pooledSandboxID = (line: string) => loggedSandboxID(line, 'warm poo
 /** The sandbox a restarted service's JSON log line says a warm pool took back, if it says so. */
 export const adoptedSandboxID = (line: string) => loggedSandboxID(line, 'warm pool sandbox adopted')
 
+/** What a service's JSON log line says of a sandbox's hibernation, if it says so. */
+export function loggedHibernation(
+  line: string,
+): { sandboxID: string; durationMs: number; imageBytes: number } | undefined {
+  if (!line.includes('sandbox hibernated')) return undefined
+  const entry = JSON.parse(line) as {
+    msg?: string
+    sandboxID?: string
+    durationMs?: number
+    imageBytes?: number
+  }
+  const { sandboxID, durationMs, imageBytes } = entry
+  if (entry.msg !== 'sandbox hibernated' || sandboxID === undefined) return undefined
+  return { sandboxID, durationMs: durationMs ?? Number.NaN, imageBytes: imageBytes ?? Number.NaN }
+}
+
 function loggedSandboxID(line: string, message: string): string | undefined {
   if (!line.includes(message)) return undefined
   const entry = JSON.parse(line) as { msg?: string; sandboxID?: string }

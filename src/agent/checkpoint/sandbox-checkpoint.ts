@@ -4,8 +4,10 @@ import {
   type FileHandle,
   mkdir,
   open,
+  readdir,
   readFile,
   rm,
+  stat,
   writeFile,
 } from 'node:fs/promises'
 import path from 'node:path'
@@ -47,7 +49,10 @@ export function checkpointDir(parts: HostParts, sandboxID: string): string {
  * files stay on its disk, which is synced, and its network goes. What a restart or a host
  * reboot leaves of it is its record directory: enough for restoreSandbox.
  */
-export async function checkpointSandbox(parts: HostParts, record: SandboxRecord): Promise<void> {
+export async function checkpointSandbox(
+  parts: HostParts,
+  record: SandboxRecord,
+): Promise<{ imageBytes: number }> {
   const { sandboxID } = record
   const checkpoints = runtimeCheckpoints(parts, record)
   const names = hostNames(parts.config.prefix, sandboxID)
@@ -84,6 +89,13 @@ export async function checkpointSandbox(parts: HostParts, record: SandboxRecord)
   const { sandboxAddress } = createAddressPool(parts.config.addressPool).addresses(record.slot)
   await runHostCommand('ss', ['--kill', '--tcp', 'dst', sandboxAddress])
   await parts.network.teardown(sandboxID)
+  const files = await readdir(dir, { withFileTypes: true })
+  const sizes = await Promise.all(
+    files
+      .filter((file) => file.isFile())
+      .map(async (file) => (await stat(path.join(dir, file.name))).size),
+  )
+  return { imageBytes: sizes.reduce((sum, size) => sum + size, 0) }
 }
 
 /**
