@@ -50,4 +50,23 @@ describe('hibernation', () => {
     expect((await Sandbox.getInfo(sandbox.sandboxId, opts())).state).toBe('running')
     await resumed.kill()
   })
+
+  it('wakes a sandbox that paused at its timeout and hibernated at its next request', async () => {
+    const sandbox = await Sandbox.create({
+      ...opts(),
+      timeoutMs: 5_000,
+      lifecycle: { onTimeout: 'pause', autoResume: true },
+    })
+    await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
+    await expect.poll(() => memoryState(sandbox), { timeout: 10_000 }).toMatch(/^[0-9a-f]{16} 1$/)
+    const [secret] = (await memoryState(sandbox)).split(' ')
+    await expect
+      .poll(async () => (await readRecord(serve.dataDir, sandbox.sandboxId)).hibernated, {
+        timeout: 30_000,
+      })
+      .toBe(true)
+    // The SDK's own request through the proxy restores it (§4.4), state and all.
+    expect(await memoryState(sandbox)).toBe(`${secret} 3`)
+    await sandbox.kill()
+  })
 })
