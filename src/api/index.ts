@@ -68,6 +68,8 @@ export interface ControlPlane {
   templates: TemplateService
   /** Sandboxes started ahead of creates; serve starts filling them once templates are ready. */
   warmPools: WarmPools
+  /** Pauses every running sandbox and hibernates every paused one (`serve --hibernate`). */
+  hibernateAll(): Promise<{ hibernated: number; failed: number }>
   /**
    * Stops the expiry, hibernation and telemetry loops and the warm pools' filling, and finishes the kills
    * under way; sandboxes (the pools' too) and the store stay as they are.
@@ -143,6 +145,7 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
     directory: sandboxDirectory(store, agent, service),
     templates,
     warmPools,
+    hibernateAll: () => service.hibernateAll(),
     close: async () => {
       await Promise.all([
         expiry.stop(),

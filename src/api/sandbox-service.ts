@@ -427,6 +427,31 @@ export class SandboxService {
     log.info({ action, durationMs: elapsedMs(started) }, 'sandbox expired')
   }
 
+  /**
+   * `sandbar serve --hibernate` at its stop: every running sandbox pauses, as a client's pause
+   * would, and every paused one goes to disk, so that a host reboot loses none; each resumes
+   * at its client's connect. One that fails stays as it was, and is counted.
+   */
+  async hibernateAll(): Promise<{ hibernated: number; failed: number }> {
+    const tally = { hibernated: 0, failed: 0 }
+    for (const sandbox of await this.store.allSandboxes()) {
+      const { sandboxID } = sandbox
+      if (sandbox.state !== 'running' && sandbox.state !== 'paused') continue
+      try {
+        if (sandbox.state === 'running') {
+          await this.pauseRunning(sandboxID)
+          await this.events.record(sandbox, 'paused')
+        }
+        await this.agent.hibernate(sandboxID)
+        tally.hibernated++
+      } catch (error) {
+        tally.failed++
+        this.logger.error({ err: error, sandboxID }, 'sandbox hibernation failed')
+      }
+    }
+    return tally
+  }
+
   private async pauseRunning(sandboxID: string): Promise<void> {
     try {
       await this.agent.pause(sandboxID)

@@ -10,7 +10,7 @@ commands:
         [--no-masquerade] [--masquerade-builds] [--build-ca-file FILE] [--address-pool CIDR]
         [--max-sandboxes N] [--max-lifetime-hours N] [--keep-unused-layers]
         [--no-code-interpreter] [--warm-pool TEMPLATE_ID=N]... [--warm-pool-memory MiB]
-        [--hibernate-after SECONDS]
+        [--hibernate-after SECONDS] [--hibernate]
         [--volume-size-mb MiB] [--volume-token-ttl SECONDS]
         [--postgres-url URL] [--log-format pretty|json]
                                   run the E2B-compatible service: api, proxy, agent, store
@@ -45,6 +45,9 @@ commands:
                                   disk with CRIU and its memory is freed; it survives restarts
                                   of Sandbar and of the host, and resumes in a fraction of a
                                   second. Default 600; 0 hibernates at once
+      --hibernate                 at SIGTERM or SIGINT, pause every running sandbox and
+                                  hibernate every paused one before stopping, so that a reboot
+                                  of the host loses none; each resumes at its client's connect
       --volume-size-mb MiB        the size limit of a volume whose create names none (POST
                                   /volumes takes Sandbar's sizeMB field); default 10240, from
                                   16 to 1048576; the volume's filesystem refuses writes past it

@@ -66,6 +66,8 @@ export interface ServeConfig {
   warmPools: WarmPoolsConfig
   /** How long a sandbox stays paused in memory before its processes hibernate to disk. */
   hibernateAfterSeconds: number
+  /** At SIGTERM/SIGINT, pause every running sandbox and hibernate every paused one. */
+  hibernateOnStop: boolean
   /** Leave layers no template uses: the layer store is shared with other services. */
   keepUnusedLayers: boolean
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
@@ -109,6 +111,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       'warm-pool': { type: 'string', multiple: true, default: [] },
       'warm-pool-memory': { type: 'string' },
       'hibernate-after': { type: 'string', default: '600' },
+      hibernate: { type: 'boolean', default: false },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
@@ -146,6 +149,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
           : positiveInt(values['warm-pool-memory'], 'warm-pool-memory'),
     },
     hibernateAfterSeconds: nonNegativeInt(values['hibernate-after'], 'hibernate-after'),
+    hibernateOnStop: values.hibernate,
     addressPool: values['address-pool'],
     maxSandboxes:
       values['max-sandboxes'] === undefined
@@ -234,7 +238,8 @@ function port(value: string): number {
 
 /**
  * The composition root: store, agent, control plane, api and proxy servers in one process.
- * SIGTERM/SIGINT close them; sandboxes keep running for the next start to adopt.
+ * SIGTERM/SIGINT close them; sandboxes keep running for the next start to adopt (with
+ * `--hibernate`, they are paused and written to disk first).
  */
 export async function runServe(config: ServeConfig): Promise<void> {
   const started = performance.now()
@@ -333,11 +338,27 @@ export async function runServe(config: ServeConfig): Promise<void> {
   const warning = await unresolvableDomainWarning(config.domain)
   if (warning !== undefined) console.log(warning)
 
+  let listenersClosed: Promise<unknown> | undefined
+  const closeListeners = () => {
+    listenersClosed ??= Promise.all([proxy.close(), closeServer(api)])
+    return listenersClosed
+  }
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down')
+    if (config.hibernateOnStop) {
+      // The listeners go first: no request moves a sandbox while they are written to disk.
+      await closeListeners()
+      const hibernating = performance.now()
+      const { hibernated, failed } = await controlPlane.hibernateAll()
+      const durationMs = elapsedMs(hibernating)
+      logger[failed === 0 ? 'info' : 'warn'](
+        { hibernated, failed, durationMs },
+        'sandboxes hibernated',
+      )
+    }
     await controlPlane.close()
     await builder.close()
-    await Promise.all([proxy.close(), closeServer(api)])
+    await closeListeners()
     await agent.close()
     await store.close()
     process.exit(0)

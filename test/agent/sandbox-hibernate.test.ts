@@ -1,8 +1,8 @@
-import { readFile, rmdir } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { hostNames } from '../../src/agent/host-names.js'
-import { unmountAll } from '../../src/agent/rootfs/unmount.js'
+import { simulateReboot } from '../support/host-reboot.js'
 import { memoryServerCommand } from '../support/memory-server.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
 import { readRecord, sandboxRequest, startTestAgent, type TestAgent } from './agent-fixture.js'
@@ -20,20 +20,6 @@ async function readDeviceRules(cgroupPath: string): Promise<string | undefined> 
   return readFile(join('/sys/fs/cgroup/devices', cgroupPath, 'devices.list'), 'utf8').catch(
     () => undefined,
   )
-}
-
-/** What a host reboot takes from a stopped sandbox: its mounts, loop devices and cgroups. */
-async function simulateReboot(test: TestAgent, sandboxID: string): Promise<void> {
-  const { dataDir, prefix } = test.config
-  const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
-    .split('\n')
-    .map((line) => line.split(' ')[4] ?? '')
-    .filter((mountPoint) => mountPoint.startsWith(dataDir))
-    .sort((a, b) => b.length - a.length)
-  for (const mountPoint of mounts) await unmountAll(mountPoint)
-  for (const dir of await leftoverCgroupDirs(hostNames(prefix, sandboxID).cgroupPath)) {
-    await rmdir(dir)
-  }
 }
 
 /**
@@ -66,7 +52,7 @@ async function hibernateRestartResume(reboot: boolean): Promise<void> {
     )
     expect(procs.join('')).toBe('')
     await first.agent.close()
-    if (reboot) await simulateReboot(first, sandboxID)
+    if (reboot) await simulateReboot(first.config.dataDir, first.config.prefix, [sandboxID])
 
     second = await startTestAgent({ dataDir: first.config.dataDir, prefix: first.config.prefix })
     expect(second.agent.reconciled).toEqual({ adopted: [sandboxID], removed: [] })

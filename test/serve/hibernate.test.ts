@@ -1,6 +1,7 @@
 import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readRecord } from '../agent/agent-fixture.js'
+import { simulateReboot } from '../support/host-reboot.js'
 import { memoryServerCommand } from '../support/memory-server.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
@@ -12,7 +13,7 @@ const opts = () => ({ ...serve.client, timeoutMs: 300_000 })
 
 beforeAll(async () => {
   // 0: every paused sandbox hibernates at the next pass, about a second after its pause.
-  serve = await startServe(['--hibernate-after', '0'])
+  serve = await startServe(['--hibernate-after', '0', '--hibernate'])
 })
 
 afterAll(async () => {
@@ -48,6 +49,19 @@ describe('hibernation', () => {
     const run = await resumed.commands.run('echo $((6 * 7))')
     expect(run).toMatchObject({ exitCode: 0, stdout: '42\n' })
     expect((await Sandbox.getInfo(sandbox.sandboxId, opts())).state).toBe('running')
+    await resumed.kill()
+  })
+
+  it('survives a host reboot when serve stopped with --hibernate while it ran', async () => {
+    const sandbox = await Sandbox.create(opts())
+    await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
+    await expect.poll(() => memoryState(sandbox), { timeout: 10_000 }).toMatch(/^[0-9a-f]{16} 1$/)
+    const [secret] = (await memoryState(sandbox)).split(' ')
+    await serve.restart(() => simulateReboot(serve.dataDir, serve.prefix, [sandbox.sandboxId]))
+    expect((await readRecord(serve.dataDir, sandbox.sandboxId)).hibernated).toBe(true)
+    expect((await Sandbox.getInfo(sandbox.sandboxId, opts())).state).toBe('paused')
+    const resumed = await Sandbox.connect(sandbox.sandboxId, opts())
+    expect(await memoryState(resumed)).toBe(`${secret} 3`)
     await resumed.kill()
   })
 

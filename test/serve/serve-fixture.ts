@@ -40,6 +40,8 @@ export interface ServeInstance {
    * `whileDown` runs in between, as an operator would change files of a stopped install.
    */
   crashAndRestart(whileDown?: () => Promise<void>): Promise<void>
+  /** As crashAndRestart, with SIGTERM: the service's own shutdown runs. */
+  restart(whileDown?: () => Promise<void>): Promise<void>
 }
 
 /** One `sandbar serve` process and everything it printed. */
@@ -118,11 +120,14 @@ export async function startServe(
       await rm(buildDir, { recursive: true, force: true })
     }
   }
-  const crashAndRestart = async (whileDown?: () => Promise<void>): Promise<void> => {
+  const stopAndStart = async (
+    signal: NodeJS.Signals,
+    whileDown?: () => Promise<void>,
+  ): Promise<void> => {
     const { child } = serve
     if (child.exitCode === null && child.signalCode === null) {
       const exited = once(child, 'exit')
-      child.kill('SIGKILL')
+      child.kill(signal)
       await exited
     }
     await whileDown?.()
@@ -145,7 +150,8 @@ export async function startServe(
       pid,
       output,
       stop,
-      crashAndRestart,
+      crashAndRestart: (whileDown) => stopAndStart('SIGKILL', whileDown),
+      restart: (whileDown) => stopAndStart('SIGTERM', whileDown),
     }
   } catch (error) {
     await stop().catch(() => undefined)
