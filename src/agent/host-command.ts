@@ -23,6 +23,8 @@ export interface HostCommandOptions {
   cwd?: string
   /** Open files the tool inherits as descriptors 3, 4, … in this order (CRIU's --inherit-fd). */
   inheritFDs?: readonly number[]
+  /** SIGKILLs the tool after this long, and fails (a tool that can hang, such as CRIU). */
+  timeoutMs?: number
 }
 
 /**
@@ -59,13 +61,22 @@ export async function runHostCommand(
   // A tool that exits before reading its input closes the pipe; its exit code tells the story.
   child.stdin?.on('error', () => undefined)
   child.stdin?.end(options.input)
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          stderr.push(Buffer.from(`\nkilled after ${options.timeoutMs} ms`))
+          child.kill('SIGKILL')
+        }, options.timeoutMs)
   const exitCode = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject)
     child.once('close', resolve)
-  }).catch((error: unknown) => {
-    const reason = error instanceof Error ? error.message : String(error)
-    throw new AgentError(`${file} could not start`, [file, ...args], null, reason)
   })
+    .finally(() => clearTimeout(timer))
+    .catch((error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error)
+      throw new AgentError(`${file} could not start`, [file, ...args], null, reason)
+    })
   if (exitCode !== 0) {
     const text =
       options.outputFile === undefined

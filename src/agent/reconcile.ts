@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js'
+import { hasCompleteCheckpoint } from './checkpoint/sandbox-checkpoint.js'
 import { hostNames } from './host-names.js'
 import type { ReconcileReport } from './index.js'
 import { isMounted } from './rootfs/overlay.js'
@@ -23,14 +24,19 @@ export async function reconcile(parts: HostParts, logger: Logger): Promise<Recon
 
   for (const { sandboxID, record } of await parts.records.all()) {
     known.add(sandboxID)
-    // Its processes are in its checkpoint, and resume puts back whatever a restart took.
-    if (record?.state === 'paused' && record.hibernated === true) {
+    const container = containers.get(hostNames(prefix, sandboxID).container)
+    const alive = container?.status === 'running' || container?.status === 'paused'
+    // Its processes are in its checkpoint, and resume puts back whatever a restart took; one
+    // whose dump completed just before a crash is hibernated too.
+    if (
+      record?.state === 'paused' &&
+      (record.hibernated === true || (!alive && (await hasCompleteCheckpoint(parts, sandboxID))))
+    ) {
+      if (record.hibernated !== true) await parts.records.save({ ...record, hibernated: true })
       report.adopted.push(sandboxID)
       logger.info({ sandboxID, state: 'hibernated' }, 'reconcile: adopted sandbox')
       continue
     }
-    const container = containers.get(hostNames(prefix, sandboxID).container)
-    const alive = container?.status === 'running' || container?.status === 'paused'
     const complete =
       record !== undefined &&
       record.state !== 'creating' &&

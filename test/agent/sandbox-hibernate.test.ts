@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { hostNames } from '../../src/agent/host-names.js'
+import { SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { simulateReboot } from '../support/host-reboot.js'
 import { memoryServerCommand } from '../support/memory-server.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
@@ -24,9 +25,16 @@ async function readDeviceRules(cgroupPath: string): Promise<string | undefined> 
 
 /**
  * Hibernates a sandbox that holds state in a process's memory, stops its agent (and with
- * `reboot` takes what a host restart takes), starts a new agent and resumes the sandbox.
+ * `reboot` takes what a host restart takes; with `recordLost` its record is as an agent that
+ * died between the dump and saving it left it), starts a new agent and resumes the sandbox.
  */
-async function hibernateRestartResume(reboot: boolean): Promise<void> {
+async function hibernateRestartResume({
+  reboot = false,
+  recordLost = false,
+}: {
+  reboot?: boolean
+  recordLost?: boolean
+}): Promise<void> {
   const first = await startTestAgent()
   let second: TestAgent | undefined
   try {
@@ -53,6 +61,13 @@ async function hibernateRestartResume(reboot: boolean): Promise<void> {
     expect(procs.join('')).toBe('')
     await first.agent.close()
     if (reboot) await simulateReboot(first.config.dataDir, first.config.prefix, [sandboxID])
+    if (recordLost) {
+      const records = new SandboxRecords(join(first.config.dataDir, 'sandboxes'))
+      await records.save({
+        ...(await readRecord(first.config.dataDir, sandboxID)),
+        hibernated: undefined,
+      })
+    }
 
     second = await startTestAgent({ dataDir: first.config.dataDir, prefix: first.config.prefix })
     expect(second.agent.reconciled).toEqual({ adopted: [sandboxID], removed: [] })
@@ -76,7 +91,11 @@ async function hibernateRestartResume(reboot: boolean): Promise<void> {
 
 describe('hibernate', () => {
   it('keeps a paused sandbox on disk, without its memory, through an agent restart', () =>
-    hibernateRestartResume(false))
+    hibernateRestartResume({}))
 
-  it('keeps a hibernated sandbox through a host reboot', () => hibernateRestartResume(true))
+  it('keeps a hibernated sandbox through a host reboot', () =>
+    hibernateRestartResume({ reboot: true }))
+
+  it('takes a complete checkpoint whose record an agent crash left unsaved as hibernated', () =>
+    hibernateRestartResume({ recordLost: true }))
 })

@@ -29,6 +29,15 @@ import { DEFAULT_CRIU_BINARY, DUMP_LOG, dumpArgs, RESTORE_LOG, restoreArgs } fro
 import { asNamespaceOwner } from './criu-credentials.js'
 import { outsideFiles } from './outside-files.js'
 
+/**
+ * How long CRIU may take before it is killed: a checkpoint of a sandbox's whole memory limit
+ * takes seconds; one that hangs (CRIU has, after an internal error) must not hold the sandbox.
+ */
+const CRIU_TIMEOUT_MS = 60_000
+
+/** Written once a dump is complete and synced: what a crash after it leaves is restorable. */
+const COMPLETE_MARKER = 'complete'
+
 /** How long the restore waits for CRIU to make the new netns, and its hook for the wiring. */
 const NETNS_TIMEOUT_MS = 30_000
 const NETNS_POLL_MS = 2
@@ -42,6 +51,15 @@ const manifestSchema = z.object({
 /** A sandbox's checkpoint: CRIU's images of its processes, in its record directory. */
 export function checkpointDir(parts: HostParts, sandboxID: string): string {
   return path.join(parts.records.dir(sandboxID), 'checkpoint')
+}
+
+/**
+ * Whether the sandbox has a complete checkpoint: its dump ended and was synced. An agent that
+ * died between that and saving the record leaves a sandbox whose processes are gone but whose
+ * checkpoint restores it (reconcile.ts).
+ */
+export function hasCompleteCheckpoint(parts: HostParts, sandboxID: string): Promise<boolean> {
+  return pathExists(path.join(checkpointDir(parts, sandboxID), COMPLETE_MARKER))
 }
 
 /**
@@ -83,6 +101,7 @@ export async function checkpointSandbox(
   // The disk has no journal (disk-image.ts): what the processes wrote reaches it now, so that
   // a host that goes down with the sandbox hibernated keeps it.
   await runHostCommand('sync', ['--file-system', paths.upper])
+  await writeFile(path.join(dir, COMPLETE_MARKER), '')
   // The host's connections to the sandbox (the proxy's and the agent's keep-alive sockets)
   // would meet a reset on their next request after the restore: they end now, as E2B's
   // resume ends them, and their holders open new ones.
@@ -117,6 +136,8 @@ export async function restoreSandbox(
     JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')),
   )
   await remountSandboxRoot(parts, record, layers)
+  // A restore cut short by a crash may have left part of a tree in the container's cgroups.
+  await killCgroupProcesses(await containerCgroupDirs(names.cgroupPath))
   // A crash between a restore's wiring and its end leaves a network: the wiring comes anew.
   await parts.network.teardown(sandboxID)
   // CRIU reopens each stand-in through /proc/self/fd from inside the sandbox's user namespace,
@@ -273,7 +294,7 @@ async function criu(
   const binary = parts.config.criuBinary ?? DEFAULT_CRIU_BINARY
   const [file = '', ...rest] = [...launch, binary, ...args]
   try {
-    await runHostCommand(file, rest, options)
+    await runHostCommand(file, rest, { ...options, timeoutMs: CRIU_TIMEOUT_MS })
   } catch (error) {
     if (!(error instanceof AgentError)) throw error
     const text = await readFile(path.join(dir, log), 'utf8').catch(() => '')
@@ -310,6 +331,20 @@ async function criuLaunch(
 /** Moves the shell into every cgroup directory named, then becomes the command. */
 const JOIN_CGROUPS_AND_EXEC =
   'for dir in $SANDBAR_CGROUP_DIRS; do echo $$ > "$dir/cgroup.procs" || exit 1; done; exec "$@"'
+
+/** SIGKILLs every process in the cgroups named (what is left of an interrupted restore). */
+async function killCgroupProcesses(cgroupDirs: string[]): Promise<void> {
+  for (const dir of cgroupDirs) {
+    const procs = await readFile(path.join(dir, 'cgroup.procs'), 'utf8').catch(() => '')
+    for (const pid of procs.split('\n').filter(Boolean)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL')
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+}
 
 /** The container's cgroup in every mounted hierarchy that has it. */
 async function containerCgroupDirs(cgroupPath: string): Promise<string[]> {
