@@ -11,6 +11,7 @@ import type {
   Agent,
   AgentConfig,
   EgressPolicy,
+  SandboxChange,
   SandboxClaim,
   SandboxInfo,
   SandboxOutput,
@@ -26,6 +27,7 @@ import { pathExists } from './path-exists.js'
 import { reconcile } from './reconcile.js'
 import { HostLayerStore } from './rootfs/layer-store.js'
 import { ensureToolbox } from './rootfs/toolbox.js'
+import { upperChanges, upperChangesArchive } from './rootfs/upper-changes.js'
 import { copyUpperAsLayer } from './rootfs/upper-layer.js'
 import type { Runtime } from './runtime/runtime.js'
 import { RuntimeSet } from './runtime/runtime-set.js'
@@ -220,6 +222,18 @@ class HostAgent implements Agent {
     )
   }
 
+  async changes(sandboxID: string): Promise<SandboxChange[]> {
+    const record = await this.existing(sandboxID)
+    return upperChanges(this.upperOf(sandboxID), this.layerDirs(record))
+  }
+
+  async changesArchive(sandboxID: string): Promise<AsyncIterable<Uint8Array>> {
+    const record = await this.existing(sandboxID)
+    const upper = this.upperOf(sandboxID)
+    const changes = await upperChanges(upper, this.layerDirs(record))
+    return upperChangesArchive(upper, changes, record.idMap)
+  }
+
   async readOutput(sandboxID: string, from: number): Promise<SandboxOutput> {
     await this.existing(sandboxID)
     return readOutputLines(sandboxPaths(this.parts.records, sandboxID).output, from)
@@ -252,8 +266,7 @@ class HostAgent implements Agent {
       if (record.state !== 'paused') throw new SandboxStateError(sandboxID, record.state, 'resume')
       if (record.hibernated === true) {
         const started = performance.now()
-        const layers = (record.layers ?? []).map((layerID) => this.layers.path(layerID))
-        await restoreSandbox(this.parts, record, layers)
+        await restoreSandbox(this.parts, record, this.layerDirs(record))
         const durationMs = elapsedMs(started)
         this.parts.config.logger.info({ sandboxID, durationMs }, 'sandbox restored')
       } else {
@@ -371,6 +384,15 @@ class HostAgent implements Agent {
     const record = await this.parts.records.read(sandboxID)
     if (!record || record.state === 'creating') throw new SandboxNotFoundError(sandboxID)
     return record
+  }
+
+  /** The directories of the template layers the sandbox started from, lowest first. */
+  private layerDirs(record: SandboxRecord): string[] {
+    return (record.layers ?? []).map((layerID) => this.layers.path(layerID))
+  }
+
+  private upperOf(sandboxID: string): string {
+    return sandboxPaths(this.parts.records, sandboxID).upper
   }
 
   private containerID(sandboxID: string): string {

@@ -1,6 +1,7 @@
 import type { Logger } from '../logger.js'
 import type { UnreachableNetwork } from './network/closed-networks.js'
 import type { EgressPolicy } from './network/network.js'
+import type { UpperChange as SandboxChange } from './rootfs/upper-changes.js'
 import { RUNTIME_NAMES, type RuntimeName } from './runtime/runtime.js'
 import type { VolumeFiles } from './volumes/volume-files.js'
 
@@ -36,6 +37,7 @@ export {
   parseEgressPolicy,
 } from './network/egress-policy.js'
 export { toolboxNodeArgv } from './rootfs/toolbox.js'
+export type { UpperChange as SandboxChange } from './rootfs/upper-changes.js'
 export type { VolumeEntry, VolumeEntryType } from './volumes/volume-entry.js'
 /** Volume content errors, for the content API to answer with (wave2-contracts §2.3). */
 export {
@@ -281,6 +283,13 @@ export interface Agent {
    * rules drop these first; callers use the list to refuse such rules with a reason.
    */
   unreachableNetworks(): Promise<UnreachableNetwork[]>
+  /**
+   * What the sandbox changed against its template, from its overlay's upper layer, in path
+   * order (a Sandbar extension: `GET /sandboxes/{id}/changes`).
+   */
+  changes(sandboxID: string): Promise<SandboxChange[]>
+  /** The same changes as a tar stream in OCI layer form (upper-changes.ts). */
+  changesArchive(sandboxID: string): Promise<AsyncIterable<Uint8Array>>
   /** The complete lines of the sandbox's output from byte `from` on (a bounded amount). */
   readOutput(sandboxID: string, from: number): Promise<SandboxOutput>
   /** Removes the sandbox and everything it had on the host. */

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js'
 import type { Store } from '../store/index.js'
 import { apiKeyAuth } from './auth.js'
 import { ApiError, apiErrors } from './errors.js'
+import { sandboxChangesRoutes } from './routes/sandbox-changes.js'
 import { sandboxLifecycleRoutes } from './routes/sandbox-lifecycle.js'
 import { sandboxListRoutes } from './routes/sandbox-lists.js'
 import { sandboxLogRoutes } from './routes/sandbox-logs.js'
@@ -76,6 +77,7 @@ export function createApiApp(options: ApiAppOptions): Hono {
   app.route('/', sandboxRoutes(service, domain))
   app.route('/', sandboxLifecycleRoutes(service, domain))
   app.route('/', sandboxLogRoutes(service))
+  app.route('/', sandboxChangesRoutes(service))
   // Tags first: `/templates/tags` must not be read as `/templates/{templateID}`.
   app.route('/', templateTagRoutes(templates))
   app.route('/', templateBuildRoutes(templates, uploads))

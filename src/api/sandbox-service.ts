@@ -1,6 +1,7 @@
 import {
   type Agent,
   type EgressPolicy,
+  type SandboxChange,
   type SandboxClaim,
   SandboxStateError,
   type SandboxTemplate,
@@ -223,6 +224,18 @@ export class SandboxService {
     if (sandbox === undefined || !isListed(sandbox.state))
       throw apiErrors.sandboxNotFound(sandboxID)
     return sandbox
+  }
+
+  /** What a running or paused sandbox changed against its template (a Sandbar extension). */
+  async changes(team: Team, sandboxID: string): Promise<SandboxChange[]> {
+    await this.get(team, sandboxID)
+    return this.agent.changes(sandboxID)
+  }
+
+  /** The same as a tar stream in OCI layer form. */
+  async changesArchive(team: Team, sandboxID: string): Promise<AsyncIterable<Uint8Array>> {
+    await this.get(team, sandboxID)
+    return this.agent.changesArchive(sandboxID)
   }
 
   /**

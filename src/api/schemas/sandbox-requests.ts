@@ -177,6 +177,11 @@ export const logsV1QuerySchema = z.object({
 })
 
 /** `GET /v2/sandboxes/{id}/logs` query (§1.2): cursor in unix ms, limit 0..1000, filters. */
+/** `GET /sandboxes/{id}/changes`: JSON unless `format=tar`. */
+export const changesQuerySchema = z.object({
+  format: z.optional(z.enum(['json', 'tar'])),
+})
+
 export const logsV2QuerySchema = z.object({
   cursor: z.optional(z.string().check(z.regex(/^\d+$/))),
   limit: z.optional(

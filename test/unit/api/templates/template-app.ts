@@ -119,6 +119,8 @@ export function recordingAgent(
     list: async () => [],
     pause: refuse,
     hibernate: refuse,
+    changes: refuse,
+    changesArchive: refuse,
     resume: refuse,
     async claim(sandboxID, claim) {
       if (log.claimError !== undefined) throw log.claimError
