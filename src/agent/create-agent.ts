@@ -229,9 +229,7 @@ class HostAgent implements Agent {
 
   async changesArchive(sandboxID: string): Promise<AsyncIterable<Uint8Array>> {
     const record = await this.existing(sandboxID)
-    const upper = this.upperOf(sandboxID)
-    const changes = await upperChanges(upper, this.layerDirs(record))
-    return upperChangesArchive(upper, changes, record.idMap)
+    return upperChangesArchive(this.upperOf(sandboxID), this.layerDirs(record), record.idMap)
   }
 
   async readOutput(sandboxID: string, from: number): Promise<SandboxOutput> {
