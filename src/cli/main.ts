@@ -45,7 +45,7 @@ commands:
                                   disk with CRIU and its memory is freed; it survives restarts
                                   of Sandbar and of the host, and resumes in a fraction of a
                                   second. Default 600; 0 hibernates at once
-      --hibernate                 at SIGTERM or SIGINT, pause every running sandbox and
+      --hibernate                 on SIGTERM or SIGINT, pause every running sandbox and
                                   hibernate every paused one before stopping, so that a reboot
                                   of the host loses none; each resumes at its client's connect
       --volume-size-mb MiB        the size limit of a volume whose create names none (POST
