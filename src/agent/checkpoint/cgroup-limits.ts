@@ -43,11 +43,8 @@ export type CgroupLimits = z.infer<typeof cgroupLimitsSchema>
  * runtime's, which this cannot copy.
  */
 export async function readCgroupLimits(cgroupPath: string): Promise<CgroupLimits> {
-  const mode = await readCgroupMode()
   const limits: CgroupLimits = []
-  for (const mountPoint of mode.mountPoints) {
-    const dir = path.join(mountPoint, cgroupPath)
-    if (!(await pathExists(dir))) continue
+  for (const dir of await containerCgroupDirs(cgroupPath)) {
     const files: [string, string][] = []
     for (const file of LIMIT_FILES) {
       const value = await readFile(path.join(dir, file), 'utf8').catch(() => undefined)
@@ -61,6 +58,14 @@ export async function readCgroupLimits(cgroupPath: string): Promise<CgroupLimits
     })
   }
   return limits
+}
+
+/** The container's cgroup in every mounted hierarchy that has it. */
+export async function containerCgroupDirs(cgroupPath: string): Promise<string[]> {
+  const mode = await readCgroupMode()
+  const dirs = mode.mountPoints.map((mountPoint) => path.join(mountPoint, cgroupPath))
+  const present = await Promise.all(dirs.map((dir) => pathExists(path.join(dir, 'cgroup.procs'))))
+  return dirs.filter((_, index) => present[index])
 }
 
 /**

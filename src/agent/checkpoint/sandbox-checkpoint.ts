@@ -19,12 +19,16 @@ import { hostNames } from '../host-names.js'
 import { createAddressPool } from '../network/address-pool.js'
 import { netnsPath } from '../network/network-manager.js'
 import { pathExists } from '../path-exists.js'
-import { readCgroupMode } from '../runtime/cgroup-mode.js'
 import type { ContainerCheckpoints } from '../runtime/runtime.js'
 import { type HostParts, ownerOf, remountSandboxRoot, sandboxPaths } from '../sandbox-host.js'
 import type { SandboxRecord } from '../sandbox-record.js'
 import { pinNamespace } from '../user-namespace.js'
-import { cgroupLimitsSchema, readCgroupLimits, recreateCgroups } from './cgroup-limits.js'
+import {
+  cgroupLimitsSchema,
+  containerCgroupDirs,
+  readCgroupLimits,
+  recreateCgroups,
+} from './cgroup-limits.js'
 import { DEFAULT_CRIU_BINARY, DUMP_LOG, dumpArgs, RESTORE_LOG, restoreArgs } from './criu-args.js'
 import { asNamespaceOwner } from './criu-credentials.js'
 import { outsideFiles } from './outside-files.js'
@@ -151,7 +155,6 @@ export async function restoreSandbox(
   try {
     const script = path.join(dir, 'setup-namespaces.sh')
     await writeFile(script, SETUP_NAMESPACES_HOOK, { mode: 0o700 })
-    await chmod(script, 0o700)
     const pidFile = path.join(dir, 'restored.pid')
     const args = restoreArgs({
       imagesDir: dir,
@@ -344,12 +347,4 @@ async function killCgroupProcesses(cgroupDirs: string[]): Promise<void> {
       }
     }
   }
-}
-
-/** The container's cgroup in every mounted hierarchy that has it. */
-async function containerCgroupDirs(cgroupPath: string): Promise<string[]> {
-  const mode = await readCgroupMode()
-  const dirs = mode.mountPoints.map((mountPoint) => path.join(mountPoint, cgroupPath))
-  const present = await Promise.all(dirs.map((dir) => pathExists(path.join(dir, 'cgroup.procs'))))
-  return dirs.filter((_, index) => present[index])
 }
