@@ -71,27 +71,28 @@ export async function startSandboxHost(
   const paths = sandboxPaths(parts.records, record.sandboxID)
   const { idMap } = record
   await makeSandboxDir(paths, record)
-  // The user and network namespaces first, in one unshare (user-namespace.ts: CRIU needs the
-  // netns to be the sandbox's own); beside them the sandbox's disk.
-  await settleAll([
-    createUserNamespace({
-      file: paths.userns,
-      netnsFile: netnsPath(names.netns),
-      owner: ownerOf(parts, record),
-      idMap: record.idMap,
-    }),
-    mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: record.diskSizeMB }),
-  ])
-  // Wiring the network does not depend on the root filesystem, whose layers are idmapped
-  // through the user namespace. Both settle before this returns or throws, so the caller's
-  // cleanup never races a half-finished step.
-  const wired = parts.network.setup(record.sandboxID, record.slot, record.egress, {
-    netnsExists: true,
+  // The user and network namespaces come first, in one unshare (user-namespace.ts: CRIU needs
+  // the netns to be the sandbox's own). The network is wired as soon as they exist, beside the
+  // sandbox's disk and root, whose layers are idmapped through the user namespace. Everything
+  // settles before this returns or throws, so the caller's cleanup never races a step.
+  const namespaces = createUserNamespace({
+    file: paths.userns,
+    netnsFile: netnsPath(names.netns),
+    owner: ownerOf(parts, record),
+    idMap: record.idMap,
   })
-  await settleAll([
-    wired,
-    prepareDisk(paths, record).then(() => mountOverlay(parts, paths, layers)),
-  ])
+  const wired = namespaces.then(() =>
+    parts.network.setup(record.sandboxID, record.slot, record.egress, { netnsExists: true }),
+  )
+  const disk = mountDiskImage({
+    image: paths.image,
+    mountPoint: paths.disk,
+    sizeMB: record.diskSizeMB,
+  })
+  const rootfs = Promise.all([namespaces, disk])
+    .then(() => prepareDisk(paths, record))
+    .then(() => mountOverlay(parts, paths, layers))
+  await settleAll([namespaces, disk, wired, rootfs])
   const network = await wired
   const volumeBinds = await stageVolumeMounts({
     helper: idmappedMountHelper(config),
