@@ -4,6 +4,13 @@ import path from 'node:path'
 import { elapsedMs } from '../elapsed-ms.js'
 import { KeyedQueue } from '../keyed-queue.js'
 import { checkpointSandbox, restoreSandbox } from './checkpoint/sandbox-checkpoint.js'
+import {
+  readSnapshotSource,
+  removeSnapshot,
+  restoreSnapshot,
+  snapshotLayers,
+  snapshotSandbox,
+} from './checkpoint/sandbox-snapshot.js'
 import { envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
 import { hostNames, PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
@@ -16,6 +23,7 @@ import type {
   SandboxInfo,
   SandboxOutput,
   SandboxRequest,
+  SnapshotReport,
 } from './index.js'
 import { checkHostLimits, ensureOwnNofile, readHostLimits } from './limits/host-limits.js'
 import { limitParentCgroup, pidsBudget } from './limits/parent-cgroup.js'
@@ -103,7 +111,10 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     path.join(config.templatesDir ?? config.dataDir, 'layers'),
     async () => {
       const records = await parts.records.all()
-      return new Set(records.flatMap(({ record }) => record?.layers ?? []))
+      return new Set([
+        ...records.flatMap(({ record }) => record?.layers ?? []),
+        ...(await snapshotLayers(parts)),
+      ])
     },
     logger,
   )
@@ -135,9 +146,17 @@ class HostAgent implements Agent {
     }
     const { config } = this.parts
     checkVolumeMounts(request.volumeMounts ?? [])
+    const snapshot =
+      template.snapshotID === undefined
+        ? undefined
+        : await readSnapshotSource(this.parts, template.snapshotID)
+    if (template.snapshotID !== undefined && snapshot === undefined) {
+      throw new TemplateNotFoundError(template.templateID)
+    }
     return this.exclusive(request.sandboxID, async () => {
       const started = performance.now()
       // Handed to envd at start (see sandbox-host.ts); only `/init` pushes carrying it apply.
+      // A snapshot's envd has its source's, and takes this one with its first push.
       const envdControlSecret = randomBytes(32).toString('base64url')
       const record = await this.reserve({
         sandboxID: request.sandboxID,
@@ -172,24 +191,36 @@ class HostAgent implements Agent {
             ? await lowerCpuWeight(hostNames(config.prefix, request.sandboxID).cgroupPath)
             : undefined
         const url = envdURL(network.sandboxAddress)
-        await waitForEnvd(url, {
-          timeoutMs: config.envdStartTimeoutMs ?? ENVD_START_TIMEOUT_MS,
-          stillStarting: async () => {
-            const runtime = this.parts.runtimes.get(record.runtime)
-            const state = await runtime.state(this.containerID(request.sandboxID))
-            return state?.status === 'running'
-          },
-        })
         const init = {
           envVars: request.envVars,
           accessToken: request.accessToken,
           defaultUser: template.defaultUser,
           defaultWorkdir: template.defaultWorkdir,
         }
-        await initEnvd(url, init, envdControlSecret)
+        if (snapshot !== undefined && template.snapshotID !== undefined) {
+          await restoreSnapshot(this.parts, record, template.snapshotID, snapshot, layers)
+          // The restored envd is its source's: it takes this sandbox's ID and secret now.
+          await initEnvd(
+            url,
+            { ...init, sandboxID: request.sandboxID, controlSecret: envdControlSecret },
+            snapshot.envdControlSecret,
+          )
+        } else {
+          await waitForEnvd(url, {
+            timeoutMs: config.envdStartTimeoutMs ?? ENVD_START_TIMEOUT_MS,
+            stillStarting: async () => {
+              const runtime = this.parts.runtimes.get(record.runtime)
+              const state = await runtime.state(this.containerID(request.sandboxID))
+              return state?.status === 'running'
+            },
+          })
+          await initEnvd(url, init, envdControlSecret)
+        }
         await verifyEnvdLock(url, init)
         const target = { url, accessToken: request.accessToken }
-        if (template.startCmd !== undefined) await startTemplateCommand(target, template, log)
+        if (template.startCmd !== undefined && snapshot === undefined) {
+          await startTemplateCommand(target, template, log)
+        }
         if (request.warm === true) await takeFirstCommandPath(target, template)
         const running: SandboxRecord = {
           ...record,
@@ -272,6 +303,30 @@ class HostAgent implements Agent {
       }
       await this.parts.records.save({ ...record, state: 'running', hibernated: undefined })
     })
+  }
+
+  snapshot(sandboxID: string, snapshotID: string, layerID: string): Promise<SnapshotReport> {
+    return this.exclusive(sandboxID, async () => {
+      const record = await this.existing(sandboxID)
+      if (record.state !== 'running') {
+        throw new SandboxStateError(sandboxID, record.state, 'snapshot')
+      }
+      const { upper } = sandboxPaths(this.parts.records, sandboxID)
+      const report = await snapshotSandbox(this.parts, record, snapshotID, {
+        layerID,
+        save: () => this.layers.add(layerID, (dir) => copyUpperAsLayer(upper, dir, record.idMap)),
+      })
+      const { frozenMs, imageBytes } = report
+      this.parts.config.logger.info(
+        { sandboxID, snapshotID, frozenMs, imageBytes },
+        'sandbox snapshotted',
+      )
+      return report
+    })
+  }
+
+  removeSnapshot(snapshotID: string): Promise<void> {
+    return removeSnapshot(this.parts, snapshotID)
   }
 
   claim(sandboxID: string, claim: SandboxClaim): Promise<void> {

@@ -53,6 +53,9 @@ export interface EnvdInit {
   /** Unset: what envd has (a claim changes neither). */
   defaultUser?: string
   defaultWorkdir?: string
+  /** A snapshot's restored envd: the sandbox ID its processes see, and its new secret. */
+  sandboxID?: string
+  controlSecret?: string
 }
 
 /** Pushes `/init` with the control secret of the sandbox's handover. */

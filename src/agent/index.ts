@@ -109,6 +109,22 @@ export interface SandboxTemplate {
   startCmd?: string
   /** Retried every 2 s until it exits 0 (§2.5); default `sleep 20` with a start command. */
   readyCmd?: string
+  /**
+   * A snapshot's (Agent.snapshot): the sandbox starts with the snapshot's processes restored
+   * instead of a new envd, over `layers` as the snapshot reported them (its files on top). The
+   * start and ready commands are not run: their processes are among the restored.
+   */
+  snapshotID?: string
+}
+
+/** What Agent.snapshot made of a sandbox. */
+export interface SnapshotReport {
+  /** The layers a sandbox from the snapshot starts from: the source's, then its files. */
+  layers: string[]
+  /** How long the source's processes were frozen for it. */
+  frozenMs: number
+  /** The size of its process images on disk. */
+  imageBytes: number
 }
 
 /**
@@ -275,6 +291,16 @@ export interface Agent {
    * takes the request's env vars and access token, the network its egress rules.
    */
   claim(sandboxID: string, claim: SandboxClaim): Promise<void>
+  /**
+   * Checkpoints a running sandbox in place as snapshot `snapshotID` ([a-z0-9-], the caller's
+   * choice): its files become layer `layerID` and its processes CRIU images. The sandbox is
+   * frozen meanwhile and runs on after. A create whose template names the snapshot starts
+   * from it. A paused sandbox, or one on runc or runsc, is refused (SandboxStateError); one
+   * with volumes fails in CRIU, so callers refuse it first.
+   */
+  snapshot(sandboxID: string, snapshotID: string, layerID: string): Promise<SnapshotReport>
+  /** Removes a snapshot's process images (its layer goes with layer collection); idempotent. */
+  removeSnapshot(snapshotID: string): Promise<void>
   /** Replaces the egress rules of a running sandbox, live. */
   updateNetwork(sandboxID: string, egress: EgressPolicy): Promise<void>
   /**

@@ -44,12 +44,18 @@ export function namespaceOwner(sandboxAddress: string): number {
   return OWNER_BASE + networkIndex(sandboxAddress)
 }
 
+/** A sandbox's ID mapping: its IDs 0…size-1 are the host IDs hostID…hostID+size-1. */
+export interface IDMap {
+  hostID: number
+  size: number
+}
+
 /**
  * The host IDs root and every other user inside the sandbox at `sandboxAddress` are: a range
  * no other sandbox of a /16 pool has (the agent refuses wider pools), so one sandbox's IDs own
  * nothing of another's on the host, and no host user's subordinate IDs reach its files.
  */
-export function sandboxIDMap(sandboxAddress: string): { hostID: number; size: number } {
+export function sandboxIDMap(sandboxAddress: string): IDMap {
   const range = networkIndex(sandboxAddress) % ID_RANGES
   return { hostID: SANDBOX_IDS_BASE + range * ID_MAP_SIZE, size: ID_MAP_SIZE }
 }
@@ -65,8 +71,7 @@ export interface UserNamespaceSpec {
   /** A file that keeps the namespace alive (bind mount of its nsfs file), joined by the runtime. */
   file: string
   owner: number
-  /** Container ID 0 maps to this host ID, for `size` IDs. */
-  idMap: { hostID: number; size: number }
+  idMap: IDMap
   /**
    * Also a network namespace, owned by this user namespace and pinned at this file (the
    * sandbox's `/run/netns/<name>`). CRIU checkpoints a process tree only when every namespace

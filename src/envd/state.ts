@@ -8,6 +8,13 @@ export interface InitRequest {
   defaultUser?: string | undefined
   defaultWorkdir?: string | undefined
   timestamp?: string | undefined
+  /**
+   * A sandbox restored from another's snapshot takes its own identity (Agent.create from a
+   * snapshot): the sandbox ID its processes see from now on, and the control secret the next
+   * push must carry. Only the agent pushes these: they need a handover's control secret.
+   */
+  sandboxID?: string | undefined
+  controlSecret?: string | undefined
 }
 
 export type InitOutcome = 'applied' | 'stale' | 'unauthorized' | 'future'
@@ -31,7 +38,8 @@ export class EnvdState {
   defaultUser = 'root'
   defaultWorkdir: string | undefined
   private lastInit: number | undefined
-  readonly #controlSecret: string | undefined
+  #controlSecret: string | undefined
+  #sandboxEnv: Record<string, string>
 
   /**
    * @param sandboxEnv variables every user process sees beneath the `/init` env vars:
@@ -40,10 +48,8 @@ export class EnvdState {
    *   and `/init` needs its control secret. Without one (`sandbar envd` on a host) the
    *   first `/init` sets the token, as E2B's envd does outside Firecracker.
    */
-  constructor(
-    readonly sandboxEnv: Readonly<Record<string, string>>,
-    handover?: EnvdHandover,
-  ) {
+  constructor(sandboxEnv: Readonly<Record<string, string>>, handover?: EnvdHandover) {
+    this.#sandboxEnv = { ...sandboxEnv }
     this.accessToken = handover?.accessToken
     this.#controlSecret = handover?.controlSecret
   }
@@ -60,7 +66,7 @@ export class EnvdState {
 
   /** The env vars a user process inherits before its own `envs`. */
   defaultEnv(): Record<string, string> {
-    return { ...this.sandboxEnv, ...this.envVars }
+    return { ...this.#sandboxEnv, ...this.envVars }
   }
 
   /**
@@ -81,6 +87,10 @@ export class EnvdState {
     if (request.envVars !== undefined) this.envVars = { ...request.envVars }
     if (request.defaultUser) this.defaultUser = request.defaultUser
     if (request.defaultWorkdir) this.defaultWorkdir = request.defaultWorkdir
+    if (this.#controlSecret !== undefined) {
+      if (request.sandboxID) this.#sandboxEnv.E2B_SANDBOX_ID = request.sandboxID
+      if (request.controlSecret) this.#controlSecret = request.controlSecret
+    }
     return 'applied'
   }
 }

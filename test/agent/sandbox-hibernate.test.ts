@@ -4,17 +4,10 @@ import { describe, expect, it } from 'vitest'
 import { hostNames } from '../../src/agent/host-names.js'
 import { SandboxRecords } from '../../src/agent/sandbox-record.js'
 import { simulateReboot } from '../support/host-reboot.js'
-import { memoryServerCommand } from '../support/memory-server.js'
+import { memoryServerCommand, memoryServerState } from '../support/memory-server.js'
 import { sandboxForEnvd } from '../support/sdk-sandbox.js'
 import { readRecord, sandboxRequest, startTestAgent, type TestAgent } from './agent-fixture.js'
 import { leftoverCgroupDirs, readLimits } from './cgroup-probe.js'
-
-async function memoryState(address: string): Promise<{ secret: string; hits: number }> {
-  const [secret = '', hits = ''] = (await (await fetch(`http://${address}:8000/`)).text()).split(
-    ' ',
-  )
-  return { secret, hits: Number(hits) }
-}
 
 /** The v1 device cgroup's allow-list; none on cgroup v2, where it is an eBPF program. */
 async function readDeviceRules(cgroupPath: string): Promise<string | undefined> {
@@ -46,8 +39,8 @@ async function hibernateRestartResume({
     const sandbox = sandboxForEnvd(created.envdURL)
     await sandbox.files.write('/home/user/notes.txt', 'written before')
     await sandbox.commands.run(memoryServerCommand('0.0.0.0'), { background: true, timeoutMs: 0 })
-    await expect.poll(() => memoryState(address).catch(() => undefined)).toBeDefined()
-    const before = await memoryState(address)
+    await expect.poll(() => memoryServerState(address).catch(() => undefined)).toBeDefined()
+    const before = await memoryServerState(address)
 
     await first.agent.pause(sandboxID)
     await first.agent.hibernate(sandboxID)
@@ -76,7 +69,10 @@ async function hibernateRestartResume({
       state: 'running',
       hibernated: false,
     })
-    expect(await memoryState(address)).toEqual({ secret: before.secret, hits: before.hits + 1 })
+    expect(await memoryServerState(address)).toEqual({
+      secret: before.secret,
+      hits: before.hits + 1,
+    })
     expect(await readLimits(cgroupPath)).toEqual(limits)
     expect(await readDeviceRules(cgroupPath)).toEqual(devices)
     const again = sandboxForEnvd(created.envdURL)

@@ -21,3 +21,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("${address}", 8000), Handler).serve_forever()
 '`
 }
+
+/** The memory server's state at `address` (reached from the host), one request counted. */
+export async function memoryServerState(
+  address: string,
+): Promise<{ secret: string; hits: number }> {
+  const [secret = '', hits = ''] = (await (await fetch(`http://${address}:8000/`)).text()).split(
+    ' ',
+  )
+  return { secret, hits: Number(hits) }
+}

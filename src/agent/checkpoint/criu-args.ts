@@ -27,6 +27,8 @@ export interface DumpOptions {
   toolboxMountPoint: string
   /** Descriptors' files outside the sandbox's root (externalFileKey), handed back at restore. */
   externalFiles: readonly string[]
+  /** A snapshot's dump: the processes go on after it (else CRIU ends them). */
+  leaveRunning?: boolean
 }
 
 export function dumpArgs(options: DumpOptions): string[] {
@@ -52,6 +54,7 @@ export function dumpArgs(options: DumpOptions): string[] {
     '--skip-in-flight',
     '--file-locks',
     '--unprivileged',
+    ...(options.leaveRunning === true ? ['--leave-running'] : []),
   ]
 }
 

@@ -22,7 +22,7 @@ import { pathExists } from '../path-exists.js'
 import type { ContainerCheckpoints } from '../runtime/runtime.js'
 import { type HostParts, ownerOf, remountSandboxRoot, sandboxPaths } from '../sandbox-host.js'
 import type { SandboxRecord } from '../sandbox-record.js'
-import { pinNamespace } from '../user-namespace.js'
+import { type IDMap, pinNamespace } from '../user-namespace.js'
 import {
   cgroupLimitsSchema,
   containerCgroupDirs,
@@ -32,6 +32,7 @@ import {
 import { DEFAULT_CRIU_BINARY, DUMP_LOG, dumpArgs, RESTORE_LOG, restoreArgs } from './criu-args.js'
 import { asNamespaceOwner } from './criu-credentials.js'
 import { outsideFiles } from './outside-files.js'
+import { remapUsernsImages } from './userns-image.js'
 
 /**
  * How long CRIU may take before it is killed: a checkpoint of a sandbox's whole memory limit
@@ -51,6 +52,8 @@ const manifestSchema = z.object({
   outsideFiles: z.array(z.object({ key: z.string(), role: z.enum(['output', 'handover']) })),
   cgroups: cgroupLimitsSchema,
 })
+
+type Manifest = z.infer<typeof manifestSchema>
 
 /** A sandbox's checkpoint: CRIU's images of its processes, in its record directory. */
 export function checkpointDir(parts: HostParts, sandboxID: string): string {
@@ -76,32 +79,9 @@ export async function checkpointSandbox(
   record: SandboxRecord,
 ): Promise<{ imageBytes: number }> {
   const { sandboxID } = record
-  const checkpoints = runtimeCheckpoints(parts, record)
-  const names = hostNames(parts.config.prefix, sandboxID)
   const paths = sandboxPaths(parts.records, sandboxID)
   const dir = checkpointDir(parts, sandboxID)
-  await rm(dir, { recursive: true, force: true })
-  await mkdir(dir)
-  // The restored tree's root opens some images itself, from inside its user namespace: its own
-  // root group (the host ID its root is) may read them, no other host user.
-  await chown(dir, 0, record.idMap.hostID)
-  await chmod(dir, 0o750)
-  const { pid, freezerCgroup } = await checkpoints.target(names.container)
-  const outside = await outsideFiles(freezerCgroup, paths)
-  const cgroups = await readCgroupLimits(names.cgroupPath)
-  await writeFile(
-    path.join(dir, 'manifest.json'),
-    JSON.stringify({ outsideFiles: outside, cgroups } satisfies z.infer<typeof manifestSchema>),
-  )
-  const args = dumpArgs({
-    pid,
-    imagesDir: dir,
-    rootfs: paths.rootfs,
-    freezerCgroup,
-    toolboxMountPoint: parts.toolbox.mountPoint,
-    externalFiles: outside.map((file) => file.key),
-  })
-  await criu(parts, await criuLaunch(parts, record, 'dump'), args, dir, DUMP_LOG)
+  await dumpProcesses(parts, record, dir, { leaveRunning: false })
   // The disk has no journal (disk-image.ts): what the processes wrote reaches it now, so that
   // a host that goes down with the sandbox hibernated keeps it.
   await runHostCommand('sync', ['--file-system', paths.upper])
@@ -112,13 +92,78 @@ export async function checkpointSandbox(
   const { sandboxAddress } = createAddressPool(parts.config.addressPool).addresses(record.slot)
   await runHostCommand('ss', ['--kill', '--tcp', 'dst', sandboxAddress])
   await parts.network.teardown(sandboxID)
+  return { imageBytes: await imagesSize(dir) }
+}
+
+/**
+ * Writes the processes of a sandbox into `dir` (made anew) with CRIU, with what a restore
+ * needs besides CRIU's images; with `leaveRunning` they go on after, frozen as they were.
+ */
+export async function dumpProcesses(
+  parts: HostParts,
+  record: SandboxRecord,
+  dir: string,
+  { leaveRunning }: { leaveRunning: boolean },
+): Promise<void> {
+  const names = hostNames(parts.config.prefix, record.sandboxID)
+  const paths = sandboxPaths(parts.records, record.sandboxID)
+  await rm(dir, { recursive: true, force: true })
+  await mkdir(dir)
+  // The restored tree's root opens some images itself, from inside its user namespace: its own
+  // root group (the host ID its root is) may read them, no other host user.
+  await chown(dir, 0, record.idMap.hostID)
+  await chmod(dir, 0o750)
+  const { pid, freezerCgroup } = await runtimeCheckpoints(parts, record).target(names.container)
+  const outside = await outsideFiles(freezerCgroup, paths)
+  const cgroups = await readCgroupLimits(names.cgroupPath)
+  await writeManifest(dir, { outsideFiles: outside, cgroups })
+  const args = dumpArgs({
+    pid,
+    imagesDir: dir,
+    rootfs: paths.rootfs,
+    freezerCgroup,
+    toolboxMountPoint: parts.toolbox.mountPoint,
+    externalFiles: outside.map((file) => file.key),
+    leaveRunning,
+  })
+  await criu(parts, await criuLaunch(parts, record, 'dump'), args, dir, DUMP_LOG)
+}
+
+/** The bytes of the images in a checkpoint directory. */
+export async function imagesSize(dir: string): Promise<number> {
   const files = await readdir(dir, { withFileTypes: true })
   const sizes = await Promise.all(
     files
       .filter((file) => file.isFile())
       .map(async (file) => (await stat(path.join(dir, file.name))).size),
   )
-  return { imageBytes: sizes.reduce((sum, size) => sum + size, 0) }
+  return sizes.reduce((sum, size) => sum + size, 0)
+}
+
+/**
+ * Makes a copy of another sandbox's checkpoint in `record`'s checkpoint directory restorable
+ * as `record`: readable by its root group, its user namespaces on its host IDs, its cgroups'
+ * limits the ones `record`'s container has now.
+ */
+export async function adoptCheckpoint(
+  parts: HostParts,
+  record: SandboxRecord,
+  sourceIDMap: IDMap,
+): Promise<void> {
+  const dir = checkpointDir(parts, record.sandboxID)
+  const { cgroupPath } = hostNames(parts.config.prefix, record.sandboxID)
+  await runHostCommand('chown', ['-R', `0:${record.idMap.hostID}`, dir])
+  await remapUsernsImages(dir, sourceIDMap, record.idMap)
+  const manifest = await readManifest(dir)
+  await writeManifest(dir, { ...manifest, cgroups: await readCgroupLimits(cgroupPath) })
+}
+
+async function readManifest(dir: string): Promise<Manifest> {
+  return manifestSchema.parse(JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')))
+}
+
+async function writeManifest(dir: string, manifest: Manifest): Promise<void> {
+  await writeFile(path.join(dir, 'manifest.json'), JSON.stringify(manifest))
 }
 
 /**
@@ -136,9 +181,7 @@ export async function restoreSandbox(
   const names = hostNames(parts.config.prefix, sandboxID)
   const paths = sandboxPaths(parts.records, sandboxID)
   const dir = checkpointDir(parts, sandboxID)
-  const manifest = manifestSchema.parse(
-    JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')),
-  )
+  const manifest = await readManifest(dir)
   await remountSandboxRoot(parts, record, layers)
   // A restore cut short by a crash may have left part of a tree in the container's cgroups.
   await killCgroupProcesses(await containerCgroupDirs(names.cgroupPath))

@@ -1,12 +1,7 @@
 import { chmod, lchown, lstat, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
-
-/** A sandbox's ID map: its IDs 0…size-1 are host IDs hostID…hostID+size-1. */
-interface IDMap {
-  hostID: number
-  size: number
-}
+import type { IDMap } from '../user-namespace.js'
 
 /**
  * Copies a stopped sandbox's upper layer into `dest` as a template layer: every file, mode,

@@ -16,6 +16,8 @@ const initSchema = z.object({
   hyperloopIP: z.optional(z.string()),
   lifecycleID: z.optional(z.string()),
   caBundle: z.optional(z.string()),
+  sandboxID: z.optional(z.string()),
+  controlSecret: z.optional(z.string().check(z.minLength(32))),
 })
 
 /**

@@ -41,4 +41,19 @@ describe('EnvdState.applyInit', () => {
     expect(state.isAccessToken('abcd')).toBe(false)
     expect(state.isAccessToken(undefined)).toBe(false)
   })
+
+  it("takes a restored snapshot's new identity from the agent's push alone", () => {
+    const oldSecret = 'o'.repeat(32)
+    const newSecret = 'n'.repeat(32)
+    const handed = new EnvdState({ E2B_SANDBOX_ID: 'source' }, { controlSecret: oldSecret })
+    handed.applyInit({ sandboxID: 'fork', controlSecret: newSecret })
+    expect(handed.defaultEnv().E2B_SANDBOX_ID).toBe('fork')
+    expect(handed.mayInit(oldSecret)).toBe(false)
+    expect(handed.mayInit(newSecret)).toBe(true)
+    // Without a handover anyone may push /init: its identity stays as envd started.
+    const open = new EnvdState({ E2B_SANDBOX_ID: 'host' })
+    open.applyInit({ sandboxID: 'forged', controlSecret: newSecret })
+    expect(open.defaultEnv().E2B_SANDBOX_ID).toBe('host')
+    expect(open.mayInit(undefined)).toBe(true)
+  })
 })

@@ -26,6 +26,20 @@ describe('CRIU arguments', () => {
     expect(args.join(' ')).toContain('--external file[1b:220027]')
     expect(args).toContain('--tcp-established')
     expect(args).toContain('--unprivileged')
+    expect(args).not.toContain('--leave-running')
+  })
+
+  it("leaves a snapshot's processes running after the dump", () => {
+    const args = dumpArgs({
+      pid: 1,
+      imagesDir: '/i',
+      rootfs: '/r',
+      freezerCgroup: '/f',
+      toolboxMountPoint: '/.sandbar',
+      externalFiles: [],
+      leaveRunning: true,
+    })
+    expect(args).toContain('--leave-running')
   })
 
   it('restores detached, with the stand-ins as inherited descriptors and the toolbox mapped', () => {

@@ -122,6 +122,8 @@ export function recordingAgent(
     changes: refuse,
     changesArchive: refuse,
     resume: refuse,
+    snapshot: refuse,
+    removeSnapshot: refuse,
     async claim(sandboxID, claim) {
       if (log.claimError !== undefined) throw log.claimError
       log.claimed.push({ sandboxID, claim })

@@ -1,0 +1,131 @@
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import * as z from 'zod/mini'
+import { elapsedMs } from '../../elapsed-ms.js'
+import { runHostCommand } from '../host-command.js'
+import { hostNames } from '../host-names.js'
+import type { SnapshotReport } from '../index.js'
+import type { HostParts } from '../sandbox-host.js'
+import type { SandboxRecord } from '../sandbox-record.js'
+import {
+  adoptCheckpoint,
+  checkpointDir,
+  dumpProcesses,
+  imagesSize,
+  restoreSandbox,
+} from './sandbox-checkpoint.js'
+
+/** Agent-side snapshot names: the caller's choice, safe as a directory name. */
+const SNAPSHOT_ID = /^[a-z0-9][a-z0-9-]{0,99}$/
+
+/** What a sandbox restored from a snapshot needs of its source, beside CRIU's images. */
+const snapshotSourceSchema = z.object({
+  /** The source's host IDs, which the images' user namespaces name (userns-image.ts). */
+  idMap: z.object({ hostID: z.number(), size: z.number() }),
+  /** What the restored envd takes `/init` pushes with until the agent gives it its own. */
+  envdControlSecret: z.string(),
+  /** The layers a sandbox from the snapshot starts from, the snapshot's files on top. */
+  layers: z.array(z.string()),
+})
+
+export type SnapshotSource = z.infer<typeof snapshotSourceSchema>
+
+const SOURCE_FILE = 'source.json'
+const IMAGES = 'images'
+
+/** Snapshots' process images: `<dataDir>/snapshots/<snapshotID>/`. */
+export function snapshotsDir(parts: HostParts): string {
+  return path.join(parts.config.dataDir, 'snapshots')
+}
+
+function snapshotDir(parts: HostParts, snapshotID: string): string {
+  if (!SNAPSHOT_ID.test(snapshotID)) throw new Error(`invalid snapshot ID '${snapshotID}'`)
+  return path.join(snapshotsDir(parts), snapshotID)
+}
+
+/**
+ * Snapshots a running sandbox in place: frozen, its processes dumped with CRIU (left running)
+ * and its files saved by `saveFiles`, then thawed. A crash midway leaves a directory without
+ * its source file, which is no snapshot (readSnapshotSource) and is removed with it.
+ */
+export async function snapshotSandbox(
+  parts: HostParts,
+  record: SandboxRecord,
+  snapshotID: string,
+  files: { layerID: string; save: () => Promise<void> },
+): Promise<SnapshotReport> {
+  const dir = snapshotDir(parts, snapshotID)
+  const images = path.join(dir, IMAGES)
+  const { envdControlSecret } = record
+  if (envdControlSecret === undefined) {
+    throw new Error(`sandbox '${record.sandboxID}' has no envd control secret`)
+  }
+  await rm(dir, { recursive: true, force: true })
+  await mkdir(dir, { recursive: true, mode: 0o700 })
+  const runtime = parts.runtimes.get(record.runtime)
+  const container = hostNames(parts.config.prefix, record.sandboxID).container
+  const frozen = performance.now()
+  // Frozen first, so that the files saved are the ones the dumped processes had.
+  await runtime.pause(container)
+  try {
+    await dumpProcesses(parts, record, images, { leaveRunning: true })
+    await files.save()
+  } finally {
+    await runtime.resume(container)
+  }
+  const frozenMs = elapsedMs(frozen)
+  const source: SnapshotSource = {
+    idMap: record.idMap,
+    envdControlSecret,
+    layers: [...(record.layers ?? []), files.layerID],
+  }
+  await writeFile(path.join(dir, `${SOURCE_FILE}.new`), JSON.stringify(source))
+  await rename(path.join(dir, `${SOURCE_FILE}.new`), path.join(dir, SOURCE_FILE))
+  return { layers: source.layers, frozenMs, imageBytes: await imagesSize(images) }
+}
+
+/** The snapshot's source, or undefined when there is no such (complete) snapshot. */
+export async function readSnapshotSource(
+  parts: HostParts,
+  snapshotID: string,
+): Promise<SnapshotSource | undefined> {
+  const file = path.join(snapshotDir(parts, snapshotID), SOURCE_FILE)
+  const text = await readFile(file, 'utf8').catch(() => undefined)
+  return text === undefined ? undefined : snapshotSourceSchema.parse(JSON.parse(text))
+}
+
+/** The layers every snapshot on this host starts from: kept while the snapshot is. */
+export async function snapshotLayers(parts: HostParts): Promise<string[]> {
+  const names = await readdir(snapshotsDir(parts)).catch(() => [])
+  const sources = await Promise.all(names.map((name) => readSnapshotSource(parts, name)))
+  return sources.flatMap((source) => source?.layers ?? [])
+}
+
+export async function removeSnapshot(parts: HostParts, snapshotID: string): Promise<void> {
+  await rm(snapshotDir(parts, snapshotID), { recursive: true, force: true })
+}
+
+/**
+ * Replaces the processes of a sandbox just started (`record`, over the snapshot's layers) with
+ * the snapshot's: a copy of its images, moved to this sandbox's host IDs and cgroups, restored
+ * as a hibernated sandbox is (sandbox-checkpoint.ts), into this sandbox's root and network.
+ */
+export async function restoreSnapshot(
+  parts: HostParts,
+  record: SandboxRecord,
+  snapshotID: string,
+  source: SnapshotSource,
+  layerDirs: string[],
+): Promise<void> {
+  const dir = checkpointDir(parts, record.sandboxID)
+  await rm(dir, { recursive: true, force: true })
+  // A reflink where the file system has them; the pages are read once, by this restore.
+  await runHostCommand('cp', [
+    '-a',
+    '--reflink=auto',
+    path.join(snapshotDir(parts, snapshotID), IMAGES),
+    dir,
+  ])
+  await adoptCheckpoint(parts, record, source.idMap)
+  await restoreSandbox(parts, record, layerDirs)
+}
