@@ -3,6 +3,7 @@ import { chmod, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { elapsedMs } from '../elapsed-ms.js'
 import { KeyedQueue } from '../keyed-queue.js'
+import type { Logger } from '../logger.js'
 import { checkpointSandbox, restoreSandbox } from './checkpoint/sandbox-checkpoint.js'
 import {
   readSnapshotSource,
@@ -11,12 +12,14 @@ import {
   snapshotLayers,
   snapshotSandbox,
 } from './checkpoint/sandbox-snapshot.js'
-import { envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
+import { type EnvdInit, envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
+import { runHostCommand } from './host-command.js'
 import { hostNames, PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
 import type {
   Agent,
   AgentConfig,
+  BootSettings,
   EgressPolicy,
   SandboxChange,
   SandboxClaim,
@@ -44,6 +47,7 @@ import {
   removeSandboxHost,
   sandboxPaths,
   startSandboxHost,
+  stopSandboxHost,
 } from './sandbox-host.js'
 import { readOutputLines } from './sandbox-output.js'
 import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.js'
@@ -181,6 +185,12 @@ class HostAgent implements Agent {
             : request.egress,
         state: 'creating',
         createdAt: new Date().toISOString(),
+        boot: {
+          defaultUser: template.defaultUser,
+          defaultWorkdir: template.defaultWorkdir,
+          startCmd: template.startCmd,
+          readyCmd: template.readyCmd,
+        },
       })
       const { slot } = record
       const log = config.logger.child({ sandboxID: request.sandboxID })
@@ -190,13 +200,13 @@ class HostAgent implements Agent {
           request.warm === true
             ? await lowerCpuWeight(hostNames(config.prefix, request.sandboxID).cgroupPath)
             : undefined
-        const url = envdURL(network.sandboxAddress)
         const init = {
           envVars: request.envVars,
           accessToken: request.accessToken,
           defaultUser: template.defaultUser,
           defaultWorkdir: template.defaultWorkdir,
         }
+        const url = envdURL(network.sandboxAddress)
         if (snapshot !== undefined && template.snapshotID !== undefined) {
           await restoreSnapshot(this.parts, record, template.snapshotID, snapshot, layers)
           // The restored envd is its source's: it takes this sandbox's ID and secret now.
@@ -205,22 +215,11 @@ class HostAgent implements Agent {
             { ...init, sandboxID: request.sandboxID, controlSecret: envdControlSecret },
             snapshot.envdControlSecret,
           )
+          await verifyEnvdLock(url, init)
         } else {
-          await waitForEnvd(url, {
-            timeoutMs: config.envdStartTimeoutMs ?? ENVD_START_TIMEOUT_MS,
-            stillStarting: async () => {
-              const runtime = this.parts.runtimes.get(record.runtime)
-              const state = await runtime.state(this.containerID(request.sandboxID))
-              return state?.status === 'running'
-            },
-          })
-          await initEnvd(url, init, envdControlSecret)
+          await this.bootEnvd(record, url, init, template, log)
         }
-        await verifyEnvdLock(url, init)
         const target = { url, accessToken: request.accessToken }
-        if (template.startCmd !== undefined && snapshot === undefined) {
-          await startTemplateCommand(target, template, log)
-        }
         if (request.warm === true) await takeFirstCommandPath(target, template)
         const running: SandboxRecord = {
           ...record,
@@ -268,10 +267,24 @@ class HostAgent implements Agent {
     return readOutputLines(sandboxPaths(this.parts.records, sandboxID).output, from)
   }
 
-  pause(sandboxID: string): Promise<void> {
-    return this.transition(sandboxID, 'running', 'paused', 'pause', (runtime, id) =>
-      runtime.pause(id),
-    )
+  pause(sandboxID: string, { keepMemory = true }: { keepMemory?: boolean } = {}): Promise<void> {
+    if (keepMemory) {
+      return this.transition(sandboxID, 'running', 'paused', 'pause', (runtime, id) =>
+        runtime.pause(id),
+      )
+    }
+    return this.exclusive(sandboxID, async () => {
+      const record = await this.existing(sandboxID)
+      if (record.state !== 'running' || record.boot === undefined) {
+        throw new SandboxStateError(sandboxID, record.state, 'pause without memory')
+      }
+      // Recorded first: an agent that dies midway leaves a sandbox that reconcile stops.
+      await this.parts.records.save({ ...record, state: 'paused', filesOnly: true })
+      await this.parts.runtimes.get(record.runtime).remove(this.containerID(sandboxID))
+      // Synced like a hibernation's: a host that goes down now keeps what it wrote.
+      await runHostCommand('sync', ['--file-system', this.upperOf(sandboxID)])
+      await stopSandboxHost(this.parts, sandboxID)
+    })
   }
 
   hibernate(sandboxID: string): Promise<void> {
@@ -280,7 +293,7 @@ class HostAgent implements Agent {
       if (record.state !== 'paused') {
         throw new SandboxStateError(sandboxID, record.state, 'hibernate')
       }
-      if (record.hibernated === true) return
+      if (record.hibernated === true || record.filesOnly === true) return
       const started = performance.now()
       const { imageBytes } = await checkpointSandbox(this.parts, record)
       await this.parts.records.save({ ...record, hibernated: true })
@@ -293,15 +306,23 @@ class HostAgent implements Agent {
     return this.exclusive(sandboxID, async () => {
       const record = await this.existing(sandboxID)
       if (record.state !== 'paused') throw new SandboxStateError(sandboxID, record.state, 'resume')
+      const started = performance.now()
+      const log = this.parts.config.logger.child({ sandboxID })
       if (record.hibernated === true) {
-        const started = performance.now()
         await restoreSandbox(this.parts, record, this.layerDirs(record))
-        const durationMs = elapsedMs(started)
-        this.parts.config.logger.info({ sandboxID, durationMs }, 'sandbox restored')
+        log.info({ durationMs: elapsedMs(started) }, 'sandbox restored')
+      } else if (record.filesOnly === true) {
+        await this.reboot(record, log)
+        log.info({ durationMs: elapsedMs(started) }, 'sandbox booted over its files')
       } else {
         await this.parts.runtimes.get(record.runtime).resume(this.containerID(sandboxID))
       }
-      await this.parts.records.save({ ...record, state: 'running', hibernated: undefined })
+      await this.parts.records.save({
+        ...record,
+        state: 'running',
+        hibernated: undefined,
+        filesOnly: undefined,
+      })
     })
   }
 
@@ -360,8 +381,11 @@ class HostAgent implements Agent {
   updateNetwork(sandboxID: string, egress: SandboxRequest['egress']): Promise<void> {
     return this.exclusive(sandboxID, async () => {
       const record = await this.existing(sandboxID)
-      // A hibernated sandbox has no network: its restore wires one with the record's rules.
-      if (record.hibernated !== true) await this.parts.network.update(sandboxID, egress)
+      // A sandbox paused without processes has no network: its resume wires one with the
+      // record's rules.
+      if (record.hibernated !== true && record.filesOnly !== true) {
+        await this.parts.network.update(sandboxID, egress)
+      }
       await this.parts.records.save({ ...record, egress })
     })
   }
@@ -389,6 +413,49 @@ class HostAgent implements Agent {
 
   async close(): Promise<void> {
     await this.operations.settled()
+  }
+
+  /**
+   * Waits for a new envd, pushes its `/init`, checks it took it, and runs the template's start
+   * command: the boot of a new sandbox and of one paused without memory.
+   */
+  private async bootEnvd(
+    record: SandboxRecord,
+    url: string,
+    init: EnvdInit,
+    template: BootSettings,
+    log: Logger,
+  ): Promise<void> {
+    await waitForEnvd(url, {
+      timeoutMs: this.parts.config.envdStartTimeoutMs ?? ENVD_START_TIMEOUT_MS,
+      stillStarting: async () => {
+        const runtime = this.parts.runtimes.get(record.runtime)
+        const state = await runtime.state(this.containerID(record.sandboxID))
+        return state?.status === 'running'
+      },
+    })
+    await initEnvd(url, init, record.envdControlSecret ?? '')
+    await verifyEnvdLock(url, init)
+    if (template.startCmd !== undefined) {
+      await startTemplateCommand({ url, accessToken: init.accessToken }, template, log)
+    }
+  }
+
+  /** Boots a sandbox paused without memory over its files, as its create did. */
+  private async reboot(record: SandboxRecord, log: Logger): Promise<void> {
+    const { boot } = record
+    if (boot === undefined) throw new Error(`sandbox '${record.sandboxID}' has no boot settings`)
+    try {
+      const network = await startSandboxHost(this.parts, record, this.layerDirs(record), [], {
+        existingDisk: true,
+      })
+      const init = { envVars: record.envVars, accessToken: record.accessToken, ...boot }
+      await this.bootEnvd(record, envdURL(network.sandboxAddress), init, boot, log)
+    } catch (error) {
+      // Paused without processes as before, to be booted again by the next resume.
+      await stopSandboxHost(this.parts, record.sandboxID)
+      throw error
+    }
   }
 
   private transition(
@@ -471,6 +538,7 @@ function info(record: SandboxRecord): SandboxInfo {
     waiting: record.warm === true,
     state: record.state === 'paused' ? 'paused' : 'running',
     hibernated: record.hibernated === true,
+    filesOnly: record.filesOnly === true,
     runtime: record.runtime,
     cpuCount: record.cpuCount,
     memoryMB: record.memoryMB,

@@ -117,6 +117,12 @@ export interface SandboxTemplate {
   snapshotID?: string
 }
 
+/** What a boot of a sandbox needs of its template beside the layers. */
+export type BootSettings = Pick<
+  SandboxTemplate,
+  'defaultUser' | 'defaultWorkdir' | 'startCmd' | 'readyCmd'
+>
+
 /** What Agent.snapshot made of a sandbox. */
 export interface SnapshotReport {
   /** The layers a sandbox from the snapshot starts from: the source's, then its files. */
@@ -190,6 +196,8 @@ export interface SandboxInfo {
   state: SandboxState
   /** A paused sandbox's processes are on disk (Agent.hibernate), not frozen in memory. */
   hibernated: boolean
+  /** A paused sandbox has no processes, only its files: its resume boots it. */
+  filesOnly: boolean
   runtime: RuntimeName
   cpuCount: number
   memoryMB: number
@@ -277,14 +285,20 @@ export interface Agent {
   create(request: SandboxRequest): Promise<SandboxInfo>
   get(sandboxID: string): Promise<SandboxInfo | undefined>
   list(): Promise<SandboxInfo[]>
-  /** Freezes every process of the sandbox (cgroup freezer); memory stays. */
-  pause(sandboxID: string): Promise<void>
+  /**
+   * Freezes every process of the sandbox (cgroup freezer); memory stays. Without `keepMemory`
+   * its processes end and its files stay, synced to its disk: its resume boots it anew.
+   */
+  pause(sandboxID: string, options?: { keepMemory?: boolean }): Promise<void>
   /**
    * Moves a paused sandbox's processes from memory to disk (CRIU), freeing its memory; it
    * survives a restart of the agent or of the host, and resume restores it.
    */
   hibernate(sandboxID: string): Promise<void>
-  /** Thaws a paused sandbox, or restores a hibernated one, with its processes as they were. */
+  /**
+   * Thaws a paused sandbox, or restores a hibernated one, with its processes as they were; one
+   * paused without memory boots over its files.
+   */
   resume(sandboxID: string): Promise<void>
   /**
    * Hands a running sandbox started ahead of its client (a warm pool's) to that client: envd

@@ -3,12 +3,13 @@ import { hasCompleteCheckpoint } from './checkpoint/sandbox-checkpoint.js'
 import { hostNames } from './host-names.js'
 import type { ReconcileReport } from './index.js'
 import { isMounted } from './rootfs/overlay.js'
-import { type HostParts, removeSandboxHost, sandboxPaths } from './sandbox-host.js'
+import { type HostParts, removeSandboxHost, sandboxPaths, stopSandboxHost } from './sandbox-host.js'
 
 /**
  * Makes the host agree with the agent's records (DESIGN.md "Restart is normal"): a sandbox
  * whose record, container, network and root mount all exist is adopted, and so is a hibernated
- * one, whose record and checkpoint are what it has until resumed; anything else with
+ * one, whose record and checkpoint are what it has until resumed, and one paused without
+ * memory, whose record and disk are; anything else with
  * the agent's prefix — a half-created sandbox, a container or netns without a record — is
  * removed. Every decision is logged.
  */
@@ -26,6 +27,13 @@ export async function reconcile(parts: HostParts, logger: Logger): Promise<Recon
     known.add(sandboxID)
     const container = containers.get(hostNames(prefix, sandboxID).container)
     const alive = container?.status === 'running' || container?.status === 'paused'
+    // Its files are all it keeps; whatever a crash during its pause left running goes.
+    if (record?.state === 'paused' && record.filesOnly === true) {
+      await stopSandboxHost(parts, sandboxID)
+      report.adopted.push(sandboxID)
+      logger.info({ sandboxID, state: 'filesOnly' }, 'reconcile: adopted sandbox')
+      continue
+    }
     // Its processes are in its checkpoint, and resume puts back whatever a restart took; one
     // whose dump completed just before a crash is hibernated too.
     if (

@@ -56,7 +56,8 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
 
 /**
  * Builds a sandbox's host objects in dependency order: network, overlay root, staged volumes,
- * container. The caller removes whatever exists if this throws.
+ * container. The caller removes whatever exists if this throws. With `existingDisk` the
+ * sandbox boots again over the disk it had (stopSandboxHost left it), else over a new one.
  */
 export async function startSandboxHost(
   parts: HostParts,
@@ -65,6 +66,7 @@ export async function startSandboxHost(
   layers: string[],
   /** Checked beforehand (checkVolumeMounts). */
   volumeMounts: readonly VolumeMount[] = [],
+  { existingDisk = false }: { existingDisk?: boolean } = {},
 ): Promise<SandboxNetwork> {
   const { config } = parts
   const names = hostNames(config.prefix, record.sandboxID)
@@ -84,13 +86,13 @@ export async function startSandboxHost(
   const wired = namespaces.then(() =>
     parts.network.setup(record.sandboxID, record.slot, record.egress, { netnsExists: true }),
   )
-  const disk = mountDiskImage({
-    image: paths.image,
-    mountPoint: paths.disk,
-    sizeMB: record.diskSizeMB,
-  })
+  const disk = existingDisk
+    ? isMounted(paths.disk).then((mounted) =>
+        mounted ? undefined : mountImage(paths.image, paths.disk),
+      )
+    : mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: record.diskSizeMB })
   const rootfs = Promise.all([namespaces, disk])
-    .then(() => prepareDisk(paths, record))
+    .then(() => (existingDisk ? undefined : prepareDisk(paths, record)))
     .then(() => mountOverlay(parts, paths, layers))
   await settleAll([namespaces, disk, wired, rootfs])
   const network = await wired
@@ -246,13 +248,25 @@ function envdEnvironment(record: SandboxRecord, toolbox: Toolbox): Record<string
 }
 
 /**
- * Removes a sandbox's host objects in reverse order: container (with its processes and
- * cgroups), user namespace, overlay mount and its staged layers and volumes, disk, network,
- * then its directory. Each step tolerates what is already gone, so this also cleans up after
- * a crash at any point. The container goes from the runtime its record names, or from every
- * runtime with state when there is no record.
+ * Removes a sandbox's host objects in reverse order: what stopSandboxHost removes, then its
+ * disk and its directory. Each step tolerates what is already gone, so this also cleans up
+ * after a crash at any point.
  */
 export async function removeSandboxHost(parts: HostParts, sandboxID: string): Promise<void> {
+  await stopSandboxHost(parts, sandboxID)
+  const paths = sandboxPaths(parts.records, sandboxID)
+  await removeDiskImage({ image: paths.image, mountPoint: paths.disk })
+  await parts.records.remove(sandboxID)
+}
+
+/**
+ * Ends a sandbox's processes and removes what runs it, in reverse order: container (with its
+ * processes and cgroups), user namespace, overlay mount and its staged layers and volumes,
+ * network. Its disk and record stay: startSandboxHost with `existingDisk` boots it again. The
+ * container goes from the runtime its record names, or from every runtime with state when
+ * there is no record.
+ */
+export async function stopSandboxHost(parts: HostParts, sandboxID: string): Promise<void> {
   const names = hostNames(parts.config.prefix, sandboxID)
   const record = await parts.records.read(sandboxID)
   const runtimes = record ? [parts.runtimes.get(record.runtime)] : await parts.runtimes.withState()
@@ -265,7 +279,5 @@ export async function removeSandboxHost(parts: HostParts, sandboxID: string): Pr
   await detachStages(paths.layers)
   // Left mounted only by a crash between staging the volumes and the runtime's start.
   await detachStages(paths.volumes)
-  await removeDiskImage({ image: paths.image, mountPoint: paths.disk })
   await parts.network.teardown(sandboxID)
-  await parts.records.remove(sandboxID)
 }

@@ -31,6 +31,20 @@ const recordSchema = z.object({
   state: z.enum(['creating', 'running', 'paused']),
   /** A paused sandbox whose processes CRIU wrote to its checkpoint directory and ended. */
   hibernated: z.optional(z.boolean()),
+  /** A paused sandbox whose processes were ended, its files kept: its resume boots it. */
+  filesOnly: z.optional(z.boolean()),
+  /**
+   * What booting it again needs of its template beside the layers (SandboxTemplate). Absent in
+   * records made before files-only pauses, whose sandboxes cannot be paused that way.
+   */
+  boot: z.optional(
+    z.object({
+      defaultUser: z.string(),
+      defaultWorkdir: z.string(),
+      startCmd: z.optional(z.string()),
+      readyCmd: z.optional(z.string()),
+    }),
+  ),
   createdAt: z.string(),
   /** A warm pool's sandbox that no client has claimed yet (SandboxRequest.warm). */
   warm: z.optional(z.boolean()),

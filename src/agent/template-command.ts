@@ -1,6 +1,6 @@
 import { type EnvdCommand, EnvdProcessClient, type EnvdTarget } from '../envd/index.js'
 import type { Logger } from '../logger.js'
-import type { SandboxTemplate } from './index.js'
+import type { BootSettings } from './index.js'
 
 /** How long create waits for a template's ready command before giving up on the sandbox. */
 const READY_TIMEOUT_MS = 60_000
@@ -15,7 +15,7 @@ const READY_INTERVAL_MS = 100
  */
 export async function startTemplateCommand(
   target: EnvdTarget,
-  template: SandboxTemplate,
+  template: BootSettings,
   logger: Logger,
 ): Promise<void> {
   if (template.startCmd === undefined) return
@@ -31,7 +31,7 @@ export async function startTemplateCommand(
 
 async function waitUntilReady(
   client: EnvdProcessClient,
-  template: SandboxTemplate,
+  template: BootSettings,
   ended: Promise<{ exitCode: number } | undefined>,
 ): Promise<void> {
   let exit: { exitCode: number } | undefined
@@ -61,13 +61,13 @@ async function waitUntilReady(
  * workdir), so that a warm pool's sandbox has taken envd's first-command path before its client
  * comes: that client's first command is then as quick as its later ones.
  */
-export async function takeFirstCommandPath(target: EnvdTarget, template: SandboxTemplate) {
+export async function takeFirstCommandPath(target: EnvdTarget, template: BootSettings) {
   const result = await new EnvdProcessClient(target).run(shellCommand('true', template))
   if (result.exitCode !== 0) throw new Error(`a first command exited with ${result.exitCode}`)
 }
 
 /** `/bin/bash -l -c <command>` as E2B runs template commands, as the template's user. */
-function shellCommand(command: string, template: SandboxTemplate): EnvdCommand {
+function shellCommand(command: string, template: BootSettings): EnvdCommand {
   return {
     cmd: '/bin/bash',
     args: ['-l', '-c', command],

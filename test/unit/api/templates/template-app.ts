@@ -107,6 +107,7 @@ export function recordingAgent(
         waiting: request.warm === true,
         state: 'running',
         hibernated: false,
+        filesOnly: false,
         runtime: 'crun',
         cpuCount: request.cpuCount,
         memoryMB: request.memoryMB,
