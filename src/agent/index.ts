@@ -16,9 +16,13 @@ export {
 export { type HostCommandOptions, runHostCommand } from './host-command.js'
 /** The host name every sandbox has; templates name it in /etc/hosts. */
 export { SANDBOX_HOSTNAME } from './host-names.js'
-/** How many sandboxes the host holds: `sandbar serve`'s default `--max-sandboxes`. */
+/**
+ * How many sandboxes the host holds (`sandbar serve`'s default `--max-sandboxes`), and the
+ * memory it keeps for itself, below which paused sandboxes hibernate early.
+ */
 export {
   chooseMaxSandboxes,
+  HOST_MEMORY_RESERVE_MB,
   type MaxSandboxesChoice,
   readHostResources,
 } from './limits/sandbox-capacity.js'

@@ -44,7 +44,9 @@ commands:
                                   milliseconds) this long, then its processes are written to
                                   disk with CRIU and its memory is freed; it survives restarts
                                   of Sandbar and of the host, and resumes in a fraction of a
-                                  second. Default 600; 0 hibernates at once
+                                  second. Default 600; 0 hibernates at once. Sooner, oldest
+                                  first, while the host has less memory available than it
+                                  keeps for itself (1 GiB or a tenth, whichever is more)
       --hibernate                 on SIGTERM or SIGINT, pause every running sandbox and
                                   hibernate every paused one before stopping, so that a reboot
                                   of the host loses none; each resumes at its client's connect
