@@ -42,6 +42,19 @@ describe('snapshot', () => {
         .poll(() => memoryServerState(source.address).catch(() => undefined))
         .toBeDefined()
       const before = await memoryServerState(source.address)
+      // A service on loopback only, which envd forwards from the source's own address.
+      await sourceSandbox.commands.run(
+        'cd /home/user && python3 -m http.server -b 127.0.0.1 8001',
+        {
+          background: true,
+          timeoutMs: 0,
+        },
+      )
+      const listing = (address: string) =>
+        fetch(`http://${address}:8001/`).then((response) => response.text())
+      await expect
+        .poll(() => listing(source.address).catch(() => ''), { timeout: 10_000 })
+        .toContain('notes.txt')
 
       const layerID = `s-${randomBytes(16).toString('hex')}`
       const report = await agent.snapshot(source.sandboxID, snapshotID, layerID)
@@ -62,6 +75,10 @@ describe('snapshot', () => {
       // Each has the source's process with the memory it had at the snapshot.
       expect(await memoryServerState(a.address)).toEqual({ ...before, hits: before.hits + 1 })
       expect(await memoryServerState(b.address)).toEqual({ ...before, hits: before.hits + 1 })
+      // The loopback service is forwarded from each one's own address.
+      await expect
+        .poll(() => listing(a.address).catch(() => ''), { timeout: 10_000 })
+        .toContain('notes.txt')
 
       // Each has its own identity: token, env, sandbox ID, host IDs.
       const forA = sandboxForEnvd(a.envdURL, token)

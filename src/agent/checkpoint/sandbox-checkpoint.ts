@@ -175,6 +175,8 @@ export async function restoreSandbox(
   parts: HostParts,
   record: SandboxRecord,
   layers: string[],
+  /** The address of the sandbox the checkpoint was taken of, when it was another's. */
+  formerAddress?: string,
 ): Promise<void> {
   const { sandboxID } = record
   const checkpoints = runtimeCheckpoints(parts, record)
@@ -220,7 +222,7 @@ export async function restoreSandbox(
         inheritFDs: handles.map((handle) => handle.fd),
         env,
       })
-      const wired = wireRestoredNetwork(parts, record, dir, netnsPath(names.netns), restored)
+      const wired = wireRestoredNetwork(parts, record, dir, restored, formerAddress)
       return Promise.all([restored, wired])
     })
     const pid = Number((await readFile(pidFile, 'utf8')).trim())
@@ -289,27 +291,40 @@ until [ -e "$SANDBAR_RESTORE_DIR/network-ready" ]; do
 done
 `
 
-/** Waits for the hook to name the new netns, then pins it at the sandbox's name and wires it. */
+/**
+ * Waits for the hook to name the new netns, then pins it at the sandbox's name and wires it.
+ * A checkpoint of another sandbox has sockets bound to that sandbox's address (envd's
+ * forwards of loopback services among them): the address is put on the restored netns's
+ * loopback, where they bind again, while traffic to and from the outside uses this
+ * sandbox's own. envd forwards those services from the new address.
+ */
 async function wireRestoredNetwork(
   parts: HostParts,
   record: SandboxRecord,
   dir: string,
-  netnsFile: string,
   restore: Promise<unknown>,
+  formerAddress: string | undefined,
 ): Promise<void> {
   let ended = false
   restore.then(
     () => (ended = true),
     () => (ended = true),
   )
+  const names = hostNames(parts.config.prefix, record.sandboxID)
   const deadline = Date.now() + NETNS_TIMEOUT_MS
   for (;;) {
     const pid = await readFile(path.join(dir, 'netns-pid'), 'utf8').catch(() => undefined)
     if (pid !== undefined) {
-      await pinNamespace(Number(pid.trim()), 'net', netnsFile)
-      await parts.network.setup(record.sandboxID, record.slot, record.egress, {
+      await pinNamespace(Number(pid.trim()), 'net', netnsPath(names.netns))
+      const network = await parts.network.setup(record.sandboxID, record.slot, record.egress, {
         netnsExists: true,
       })
+      if (formerAddress !== undefined && formerAddress !== network.sandboxAddress) {
+        await runHostCommand('ip', [
+          ...['-netns', names.netns],
+          ...['address', 'add', `${formerAddress}/32`, 'dev', 'lo'],
+        ])
+      }
       await writeFile(path.join(dir, 'network-ready'), '')
       return
     }

@@ -22,6 +22,8 @@ const SNAPSHOT_ID = /^[a-z0-9][a-z0-9-]{0,99}$/
 const snapshotSourceSchema = z.object({
   /** The source's host IDs, which the images' user namespaces name (userns-image.ts). */
   idMap: z.object({ hostID: z.number(), size: z.number() }),
+  /** The source's address, which sockets in the images are bound to. */
+  address: z.string(),
   /** What the restored envd takes `/init` pushes with until the agent gives it its own. */
   envdControlSecret: z.string(),
   /** The layers a sandbox from the snapshot starts from, the snapshot's files on top. */
@@ -56,9 +58,9 @@ export async function snapshotSandbox(
 ): Promise<SnapshotReport> {
   const dir = snapshotDir(parts, snapshotID)
   const images = path.join(dir, IMAGES)
-  const { envdControlSecret } = record
-  if (envdControlSecret === undefined) {
-    throw new Error(`sandbox '${record.sandboxID}' has no envd control secret`)
+  const { envdControlSecret, address } = record
+  if (envdControlSecret === undefined || address === undefined) {
+    throw new Error(`sandbox '${record.sandboxID}' has no envd control secret or address`)
   }
   await rm(dir, { recursive: true, force: true })
   await mkdir(dir, { recursive: true, mode: 0o700 })
@@ -76,6 +78,7 @@ export async function snapshotSandbox(
   const frozenMs = elapsedMs(frozen)
   const source: SnapshotSource = {
     idMap: record.idMap,
+    address,
     envdControlSecret,
     layers: [...(record.layers ?? []), files.layerID],
   }
@@ -127,5 +130,5 @@ export async function restoreSnapshot(
     dir,
   ])
   await adoptCheckpoint(parts, record, source.idMap)
-  await restoreSandbox(parts, record, layerDirs)
+  await restoreSandbox(parts, record, layerDirs, source.address)
 }
