@@ -195,7 +195,10 @@ class HostAgent implements Agent {
       const { slot } = record
       const log = config.logger.child({ sandboxID: request.sandboxID })
       try {
-        const network = await startSandboxHost(this.parts, record, layers, request.volumeMounts)
+        // A snapshot's restore wires the netns it makes; the container's own is not used.
+        const address = await startSandboxHost(this.parts, record, layers, request.volumeMounts, {
+          wire: snapshot === undefined,
+        })
         const waitingCpuWeight =
           request.warm === true
             ? await lowerCpuWeight(hostNames(config.prefix, request.sandboxID).cgroupPath)
@@ -206,7 +209,7 @@ class HostAgent implements Agent {
           defaultUser: template.defaultUser,
           defaultWorkdir: template.defaultWorkdir,
         }
-        const url = envdURL(network.sandboxAddress)
+        const url = envdURL(address)
         if (snapshot !== undefined && template.snapshotID !== undefined) {
           await restoreSnapshot(this.parts, record, template.snapshotID, snapshot, layers)
           // The restored envd is its source's: it takes this sandbox's ID and secret now.
@@ -223,14 +226,14 @@ class HostAgent implements Agent {
         if (request.warm === true) await takeFirstCommandPath(target, template)
         const running: SandboxRecord = {
           ...record,
-          address: network.sandboxAddress,
+          address: address,
           state: 'running',
           waitingCpuWeight,
         }
         await this.parts.records.save(running)
         // The api logs the whole create at info; this is the host's share of it.
         const durationMs = elapsedMs(started)
-        log.debug({ address: network.sandboxAddress, slot, durationMs }, 'sandbox host started')
+        log.debug({ address: address, slot, durationMs }, 'sandbox host started')
         return info(running)
       } catch (error) {
         log.error({ err: error }, 'sandbox create failed; removing what was made')
@@ -446,11 +449,11 @@ class HostAgent implements Agent {
     const { boot } = record
     if (boot === undefined) throw new Error(`sandbox '${record.sandboxID}' has no boot settings`)
     try {
-      const network = await startSandboxHost(this.parts, record, this.layerDirs(record), [], {
+      const address = await startSandboxHost(this.parts, record, this.layerDirs(record), [], {
         existingDisk: true,
       })
       const init = { envVars: record.envVars, accessToken: record.accessToken, ...boot }
-      await this.bootEnvd(record, envdURL(network.sandboxAddress), init, boot, log)
+      await this.bootEnvd(record, envdURL(address), init, boot, log)
     } catch (error) {
       // Paused without processes as before, to be booted again by the next resume.
       await stopSandboxHost(this.parts, record.sandboxID)

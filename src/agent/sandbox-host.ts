@@ -6,7 +6,7 @@ import { runHostCommand } from './host-command.js'
 import { hostNames, SANDBOX_HOSTNAME } from './host-names.js'
 import type { AgentConfig, VolumeMount } from './index.js'
 import { createAddressPool } from './network/address-pool.js'
-import type { NetworkManager, SandboxNetwork } from './network/network.js'
+import type { NetworkManager } from './network/network.js'
 import { netnsPath } from './network/network-manager.js'
 import { mountDiskImage, mountImage, removeDiskImage } from './rootfs/disk-image.js'
 import { detachStages, IDMAPPED_MOUNT_HELPER } from './rootfs/idmapped-mount.js'
@@ -56,8 +56,10 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
 
 /**
  * Builds a sandbox's host objects in dependency order: network, overlay root, staged volumes,
- * container. The caller removes whatever exists if this throws. With `existingDisk` the
- * sandbox boots again over the disk it had (stopSandboxHost left it), else over a new one.
+ * container; returns the sandbox's address. The caller removes whatever exists if this
+ * throws. With `existingDisk` the sandbox boots again over the disk it had (stopSandboxHost
+ * left it), else over a new one. Without `wire` its netns stays unwired: a restore replaces
+ * the container's processes and their netns (sandbox-checkpoint.ts).
  */
 export async function startSandboxHost(
   parts: HostParts,
@@ -66,8 +68,8 @@ export async function startSandboxHost(
   layers: string[],
   /** Checked beforehand (checkVolumeMounts). */
   volumeMounts: readonly VolumeMount[] = [],
-  { existingDisk = false }: { existingDisk?: boolean } = {},
-): Promise<SandboxNetwork> {
+  { existingDisk = false, wire = true }: { existingDisk?: boolean; wire?: boolean } = {},
+): Promise<string> {
   const { config } = parts
   const names = hostNames(config.prefix, record.sandboxID)
   const paths = sandboxPaths(parts.records, record.sandboxID)
@@ -84,7 +86,9 @@ export async function startSandboxHost(
     idMap: record.idMap,
   })
   const wired = namespaces.then(() =>
-    parts.network.setup(record.sandboxID, record.slot, record.egress, { netnsExists: true }),
+    wire
+      ? parts.network.setup(record.sandboxID, record.slot, record.egress, { netnsExists: true })
+      : undefined,
   )
   const disk = existingDisk
     ? isMounted(paths.disk).then((mounted) =>
@@ -95,7 +99,6 @@ export async function startSandboxHost(
     .then(() => (existingDisk ? undefined : prepareDisk(paths, record)))
     .then(() => mountOverlay(parts, paths, layers))
   await settleAll([namespaces, disk, wired, rootfs])
-  const network = await wired
   const volumeBinds = await stageVolumeMounts({
     helper: idmappedMountHelper(config),
     userNamespace: paths.userns,
@@ -117,7 +120,7 @@ export async function startSandboxHost(
         : []),
     ],
     volumeBinds,
-    netnsPath: network.netnsPath,
+    netnsPath: netnsPath(names.netns),
     cgroupsPath: names.cgroupPath,
     idMap,
     userNamespacePath: paths.userns,
@@ -137,7 +140,7 @@ export async function startSandboxHost(
     await handover.close()
     await detachStages(paths.volumes)
   })
-  return network
+  return createAddressPool(config.addressPool).addresses(record.slot).sandboxAddress
 }
 
 /**
