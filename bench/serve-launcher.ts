@@ -7,6 +7,7 @@ import {
   type ClientEnv,
   freePort,
   loggedHibernation,
+  loggedSnapshot,
   parseClientEnv,
   pooledSandboxID,
   waitForServeHealth,
@@ -30,6 +31,8 @@ export interface BenchServe {
   pooled: ReadonlySet<string>
   /** Sandboxes it hibernated so far, with how long that took and their images' size. */
   hibernations: ReadonlyMap<string, { durationMs: number; imageBytes: number }>
+  /** Sandboxes snapshotted so far (the last snapshot of each), how long they stood frozen. */
+  snapshots: ReadonlyMap<string, { frozenMs: number; imageBytes: number }>
   stop(): Promise<void>
 }
 
@@ -74,12 +77,15 @@ export async function startBenchServe(
   )
   const pooled = new Set<string>()
   const hibernations = new Map<string, { durationMs: number; imageBytes: number }>()
+  const snapshots = new Map<string, { frozenMs: number; imageBytes: number }>()
   const problems: string[] = []
   createInterface({ input: child.stderr }).on('line', (line) => {
     const sandboxID = pooledSandboxID(line)
     if (sandboxID !== undefined) pooled.add(sandboxID)
     const hibernation = loggedHibernation(line)
     if (hibernation !== undefined) hibernations.set(hibernation.sandboxID, hibernation)
+    const snapshot = loggedSnapshot(line)
+    if (snapshot !== undefined) snapshots.set(snapshot.sandboxID, snapshot)
     if (isProblem(line)) problems.push(line)
   })
   const stop = async () => {
@@ -98,7 +104,7 @@ export async function startBenchServe(
     await waitForServeHealth(child, apiPort)
     const text = await readFile(`${dataDir}/client.env`, 'utf8')
     const client = parseClientEnv(text, { api: apiPort, proxy: proxyPort })
-    return { client, prefix, pooled, hibernations, stop }
+    return { client, prefix, pooled, hibernations, snapshots, stop }
   } catch (error) {
     await stop()
     throw error

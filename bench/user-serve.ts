@@ -32,6 +32,8 @@ export interface UserServe {
   poolFilled(size: number): Promise<void>
   /** Resolves once the service logs the sandbox's hibernation, with what it logged. */
   hibernated(sandboxID: string): Promise<{ durationMs: number; imageBytes: number }>
+  /** Resolves once the service logs a snapshot of the sandbox, with how long it stood frozen. */
+  snapshotted(sandboxID: string): Promise<{ frozenMs: number; imageBytes: number }>
   stop(): Promise<void>
 }
 
@@ -66,16 +68,20 @@ export async function startUserServe(
         await sleep(20)
       }
     },
-    async hibernated(sandboxID) {
-      const deadline = Date.now() + 60_000
-      for (;;) {
-        const hibernation = serve.hibernations.get(sandboxID)
-        if (hibernation !== undefined) return hibernation
-        if (Date.now() > deadline) throw new Error(`sandbox ${sandboxID} did not hibernate`)
-        await sleep(20)
-      }
-    },
+    hibernated: (sandboxID) => logged(serve.hibernations, sandboxID, 'hibernate'),
+    snapshotted: (sandboxID) => logged(serve.snapshots, sandboxID, 'snapshot'),
     stop: () => serve.stop(),
+  }
+}
+
+/** What the service logged of a sandbox, once it has (within a minute). */
+async function logged<T>(entries: ReadonlyMap<string, T>, sandboxID: string, what: string) {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const entry = entries.get(sandboxID)
+    if (entry !== undefined) return entry
+    if (Date.now() > deadline) throw new Error(`the service logged no ${what} of ${sandboxID}`)
+    await sleep(20)
   }
 }
 

@@ -20,12 +20,16 @@ import { sampleDensity } from './user-density.bench.js'
 import { sampleHibernation } from './user-hibernate.bench.js'
 import { type LifeSamples, sampleBurst, sampleLives } from './user-lifecycle.bench.js'
 import { DEFAULT_BASE_POOL, LONG_LIVED_MS, startUserServe } from './user-serve.js'
+import { sampleFork, sampleSnapshots } from './user-snapshot.bench.js'
 
 const LIVES = 20
 const BURST = 50
 const PAUSES = 10
 const PODMAN_RUNS = 5
 const HIBERNATIONS = 5
+const SNAPSHOTS = 5
+/** Issue 14's fork figure: one sandbox forked into this many. */
+const FORKS = 10
 /** The Python heap of a hibernated sandbox (issue 14's figure). */
 const HEAP_MIB = 100
 /** Sandboxes left idle at once; `BENCH_IDLE=1000` for the issue's full figure. */
@@ -36,7 +40,8 @@ const p50 = (samples: number[]) => percentile(samples, 50)
 /**
  * Issues 13 and 14's tables as a user of the official `e2b` SDK meets them, with its defaults,
  * against a `sandbar serve` this section starts (the default one, with its warm pool; then
- * one with no pool, for cold creates; then one that hibernates paused sandboxes at once).
+ * one with no pool, for cold creates; then one that hibernates paused sandboxes at once, where
+ * snapshots and forks are measured too).
  * Every row stands beside a floor measured in the same run from outside Sandbar: crun's
  * default container on the base template's rootfs, a loopback HTTP round trip, `bash -l`
  * spawned inside the sandbox, the host's `fs`, raw freezer writes, an idle node, podman, and
@@ -84,22 +89,25 @@ export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Pr
     await coldServe.stop()
   }
   const criu = await rawCriuSamples(HIBERNATIONS, HEAP_MIB)
-  const hibernatingServe = await startUserServe(options, 4, [
+  const hibernatingServe = await startUserServe(options, FORKS + 4, [
     ...['--warm-pool', 'base=0'],
     ...['--hibernate-after', '0'],
   ])
   try {
     reportHibernation(await sampleHibernation(hibernatingServe, HIBERNATIONS, HEAP_MIB), criu)
+    reportSnapshots(await sampleSnapshots(hibernatingServe, SNAPSHOTS, HEAP_MIB), criu)
+    reportFork(await sampleFork(hibernatingServe, FORKS, HEAP_MIB), criu)
   } finally {
     await hibernatingServe.stop()
   }
 }
 
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+
 function reportHibernation(
   sandbox: Awaited<ReturnType<typeof sampleHibernation>>,
   criu: Awaited<ReturnType<typeof rawCriuSamples>>,
 ): void {
-  const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
   report({
     name: `a paused sandbox hibernated to disk (${HEAP_MIB} MiB Python heap) p50`,
     figure: `${ms(p50(sandbox.hibernate))}, image ${mib(p50(sandbox.imageBytes))}`,
@@ -115,6 +123,43 @@ function reportHibernation(
     ratio: p50(sandbox.resume) / p50(criu.restore),
     target: 'reported',
     ok: true,
+  })
+}
+
+function reportSnapshots(
+  sandbox: Awaited<ReturnType<typeof sampleSnapshots>>,
+  criu: Awaited<ReturnType<typeof rawCriuSamples>>,
+): void {
+  report({
+    name: `sandbox.createSnapshot() (${HEAP_MIB} MiB Python heap) p50`,
+    figure: `${ms(p50(sandbox.snapshot))}, the sandbox frozen ${ms(p50(sandbox.frozen))}, image ${mib(p50(sandbox.imageBytes))}`,
+    floor: `raw criu dump of the same process ${ms(p50(criu.dump))}`,
+    ratio: p50(sandbox.frozen) / p50(criu.dump),
+    target: 'reported',
+    ok: true,
+  })
+  report({
+    name: 'Sandbox.create(snapshotId) + first command p50',
+    figure: ms(p50(sandbox.createToFirst)),
+    floor: `raw criu restore of the same process ${ms(p50(criu.restore))}`,
+    ratio: p50(sandbox.createToFirst) / p50(criu.restore),
+    target: 'reported',
+    ok: true,
+  })
+}
+
+function reportFork(
+  fork: Awaited<ReturnType<typeof sampleFork>>,
+  criu: Awaited<ReturnType<typeof rawCriuSamples>>,
+): void {
+  const floor = FORKS * p50(criu.restore)
+  report({
+    name: `sandbox.fork({ count: ${FORKS} }) + a first command in each (${HEAP_MIB} MiB heap)`,
+    figure: `${ms(fork.totalMs)} (${ms(fork.perForkMs)} a fork, ${fork.started}/${FORKS} started)`,
+    floor: `${FORKS} raw criu restores of the same process ${ms(floor)}`,
+    ratio: fork.totalMs / floor,
+    target: 'reported',
+    ok: fork.started === FORKS,
   })
 }
 

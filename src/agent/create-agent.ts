@@ -9,6 +9,7 @@ import {
   readSnapshotSource,
   removeSnapshot,
   restoreSnapshot,
+  snapshotIDs,
   snapshotLayers,
   snapshotSandbox,
 } from './checkpoint/sandbox-snapshot.js'
@@ -351,6 +352,10 @@ class HostAgent implements Agent {
 
   removeSnapshot(snapshotID: string): Promise<void> {
     return removeSnapshot(this.parts, snapshotID)
+  }
+
+  snapshots(): Promise<string[]> {
+    return snapshotIDs(this.parts)
   }
 
   claim(sandboxID: string, claim: SandboxClaim): Promise<void> {

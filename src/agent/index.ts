@@ -319,6 +319,8 @@ export interface Agent {
   snapshot(sandboxID: string, snapshotID: string, layerID: string): Promise<SnapshotReport>
   /** Removes a snapshot's process images (its layer goes with layer collection); idempotent. */
   removeSnapshot(snapshotID: string): Promise<void>
+  /** The IDs of the snapshots on this host, those a crash left half-made included. */
+  snapshots(): Promise<string[]>
   /** Replaces the egress rules of a running sandbox, live. */
   updateNetwork(sandboxID: string, egress: EgressPolicy): Promise<void>
   /**

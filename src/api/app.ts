@@ -11,6 +11,7 @@ import { sandboxListRoutes } from './routes/sandbox-lists.js'
 import { sandboxLogRoutes } from './routes/sandbox-logs.js'
 import { sandboxMetricsRoutes } from './routes/sandbox-metrics.js'
 import { sandboxRoutes } from './routes/sandboxes.js'
+import { snapshotRoutes } from './routes/snapshots.js'
 import { templateBuildRoutes } from './routes/template-builds.js'
 import { templateTagRoutes } from './routes/template-tags.js'
 import { templateUploadRoutes } from './routes/template-uploads.js'
@@ -18,7 +19,9 @@ import { templateRoutes } from './routes/templates.js'
 import { unsupportedRoutes } from './routes/unsupported-routes.js'
 import { volumeContentRoutes } from './routes/volume-content.js'
 import { volumeRoutes } from './routes/volumes.js'
+import type { SandboxForks } from './sandbox-forks.js'
 import type { SandboxService } from './sandbox-service.js'
+import type { SnapshotService } from './snapshot-service.js'
 import type { TemplateService } from './template-service.js'
 import type { TemplateUploads } from './template-uploads.js'
 import type { VolumeService } from './volume-service.js'
@@ -27,6 +30,8 @@ import type { VolumeTokens } from './volume-tokens.js'
 export interface ApiAppOptions {
   store: Store
   service: SandboxService
+  snapshots: SnapshotService
+  forks: SandboxForks
   templates: TemplateService
   uploads: TemplateUploads
   volumes: VolumeService
@@ -78,6 +83,7 @@ export function createApiApp(options: ApiAppOptions): Hono {
   app.route('/', sandboxLifecycleRoutes(service, domain))
   app.route('/', sandboxLogRoutes(service))
   app.route('/', sandboxChangesRoutes(service))
+  app.route('/', snapshotRoutes(options.snapshots, options.forks, domain))
   // Tags first: `/templates/tags` must not be read as `/templates/{templateID}`.
   app.route('/', templateTagRoutes(templates))
   app.route('/', templateBuildRoutes(templates, uploads))

@@ -6,6 +6,7 @@ import {
   parseEgressPolicy,
   type UnreachableNetwork,
 } from '../agent/index.js'
+import type { Sandbox } from '../store/index.js'
 import { apiErrors } from './errors.js'
 
 /** The egress lists of create's `network` and of `SandboxNetworkUpdateConfig` (§1.3). */
@@ -27,6 +28,17 @@ export function checkedEgressPolicy(request: EgressRequest): EgressPolicy {
   const denyOut = request.allow_internet_access === false ? [ALL_TRAFFIC] : requestedDeny
   rethrowAsApiError(() => parseEgressPolicy({ allowOut, denyOut }), denyOut.includes(ALL_TRAFFIC))
   return { allowOut, denyOut }
+}
+
+/** The policy of a stored sandbox: what it was created or last updated with. */
+export function storedEgressPolicy(
+  sandbox: Pick<Sandbox, 'network' | 'allowInternetAccess'>,
+): EgressPolicy {
+  return checkedEgressPolicy({
+    allowOut: sandbox.network.allowOut,
+    denyOut: sandbox.network.denyOut,
+    allow_internet_access: sandbox.allowInternetAccess ?? undefined,
+  })
 }
 
 /**

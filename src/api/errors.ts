@@ -70,6 +70,43 @@ export const apiErrors = {
     new ApiError('conflict', `Sandbox '${sandboxID}' cannot be paused while in '${state}' state`),
   sandboxAlreadyRunning: (sandboxID: string) =>
     new ApiError('conflict', `Sandbox ${sandboxID} is already running`),
+  /** Infra's words for a snapshot of a sandbox that is not running. */
+  sandboxCannotSnapshot: (sandboxID: string, state: string) =>
+    new ApiError(
+      'conflict',
+      `Sandbox '${sandboxID}' cannot be snapshotted while in '${state}' state`,
+    ),
+  /** Infra's words for a fork of a paused sandbox. */
+  sandboxForkPaused: (sandboxID: string) =>
+    new ApiError(
+      'conflict',
+      `Sandbox '${sandboxID}' is paused and cannot be forked; resume it first`,
+    ),
+  sandboxCannotFork: (sandboxID: string, state: string) =>
+    new ApiError('conflict', `Sandbox '${sandboxID}' cannot be forked while in '${state}' state`),
+  /**
+   * Sandbar's own: CRIU cannot checkpoint processes whose mounts include a volume's bind, so
+   * a sandbox with volumes is neither snapshotted nor forked.
+   */
+  sandboxMountsVolumes: (sandboxID: string, operation: 'snapshotted' | 'forked') =>
+    new ApiError(
+      'badRequest',
+      `Sandbox '${sandboxID}' cannot be ${operation}: it mounts volumes, and Sandbar cannot checkpoint a sandbox with volumes mounted. Start one without volumes to snapshot or fork it.`,
+    ),
+  /** A snapshot name (§1.3 SandboxSnapshotRequest) or `GET /snapshots` filter that is none. */
+  invalidName: (reason: string) => new ApiError('badRequest', `Invalid name: ${reason}`),
+  /** A snapshot's template deleted while the snapshot was taken: nothing holds it any more. */
+  snapshotTemplateDeleted: (templateID: string) =>
+    new ApiError('conflict', `Template '${templateID}' was deleted while the snapshot was taken`),
+  forkCountTooLow: () => new ApiError('badRequest', 'Count must be at least 1'),
+  forkCountTooHigh: (max: number) =>
+    new ApiError('badRequest', `Count cannot be greater than ${max}`),
+  /** The source keeps its slot, so that many forks could never all run (infra's words). */
+  forkCountOverLimit: (limit: number) =>
+    new ApiError(
+      'badRequest',
+      `Count must be lower than the maximum number of concurrent sandboxes (${limit})`,
+    ),
   templateNotFound: (templateID: string) =>
     new ApiError('notFound', `template '${templateID}' not found`),
   tagNotFound: (tag: string, templateID: string) =>

@@ -9,9 +9,12 @@ import { startExpiryLoop } from './expiry-loop.js'
 import { startHibernationLoop } from './hibernation-loop.js'
 import { layerCollector } from './layer-collection.js'
 import { sandboxDirectory } from './sandbox-directory.js'
+import { SandboxForks } from './sandbox-forks.js'
 import { reconcileSandboxes } from './sandbox-reconcile.js'
 import { SandboxService, type SandboxServiceConfig } from './sandbox-service.js'
 import { startTelemetryLoop } from './sandbox-telemetry.js'
+import { removeStraySnapshots } from './snapshot-collection.js'
+import { SnapshotService } from './snapshot-service.js'
 import { TemplateService, type TemplateServiceConfig } from './template-service.js'
 import { TemplateUploads, type TemplateUploadsConfig } from './template-uploads.js'
 import { startVolumeCollection } from './volume-collection.js'
@@ -90,8 +93,10 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
   const templates = new TemplateService(store, options.builder, logger, {
     ...options.templateLimits,
     releaseLayers,
+    removeSnapshot: (snapshotID) => agent.removeSnapshot(snapshotID),
   })
   await templates.builds.failInterrupted()
+  await removeStraySnapshots(store, agent, logger)
   const uploads = new TemplateUploads(store, options.builder.files, options)
   const warmPools = new WarmPools(
     store,
@@ -134,6 +139,8 @@ export async function createControlPlane(options: ControlPlaneOptions): Promise<
     app: createApiApp({
       store,
       service,
+      snapshots: new SnapshotService(store, agent, service, logger),
+      forks: new SandboxForks(store, agent, service, options.concurrencyLimit, logger),
       templates,
       uploads,
       volumes,

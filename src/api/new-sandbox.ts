@@ -2,6 +2,7 @@ import type { SandboxTemplate } from '../agent/index.js'
 import type { Sandbox, SandboxVolumeMount, Team } from '../store/index.js'
 import { newAccessToken, newSandboxID } from './sandbox-ids.js'
 import type { NewSandbox } from './schemas/sandbox-requests.js'
+import { templateAlias } from './template-names.js'
 import type { ResolvedTemplate } from './template-resolution.js'
 
 /** The envd version sandboxes report: the contract's envd (§3) that our envd implements. */
@@ -30,7 +31,7 @@ export function newSandbox(
     diskSizeMB: build.diskSizeMB,
     sandboxID,
     teamID: team.id,
-    alias: template.name,
+    alias: templateAlias(template) ?? null,
     state: 'running',
     metadata: body.metadata ?? {},
     envVars: { ...result.envVars, ...body.envVars },
@@ -51,11 +52,15 @@ export function newSandbox(
     },
     envdVersion: ENVD_VERSION,
     volumeMounts,
+    buildID: build.buildID,
   }
 }
 
-/** What the agent starts a sandbox of the resolved template from (§2.4, §2.5). */
-export function sandboxTemplate({ template, result }: ResolvedTemplate): SandboxTemplate {
+/**
+ * What the agent starts a sandbox of the resolved template from (§2.4, §2.5): a snapshot's
+ * build names the agent's snapshot it restores, which has the build's ID.
+ */
+export function sandboxTemplate({ template, build, result }: ResolvedTemplate): SandboxTemplate {
   return {
     templateID: template.templateID,
     layers: result.layers,
@@ -63,5 +68,6 @@ export function sandboxTemplate({ template, result }: ResolvedTemplate): Sandbox
     defaultWorkdir: result.defaultWorkdir,
     startCmd: result.startCmd,
     readyCmd: result.readyCmd,
+    snapshotID: result.snapshot === undefined ? undefined : build.buildID,
   }
 }

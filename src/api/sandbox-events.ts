@@ -8,6 +8,8 @@ export type SandboxEvent =
   | 'killed'
   | 'timeout'
   | 'network updated'
+  | 'snapshotted'
+  | 'forked'
 
 /** Appends lifecycle events to the sandbox logs that `GET /sandboxes/{id}/logs` returns. */
 export class SandboxEvents {

@@ -1,7 +1,7 @@
 import { type Agent, type SandboxInfo, SandboxNotFoundError } from '../agent/index.js'
 import type { Logger } from '../logger.js'
 import type { Sandbox, Store } from '../store/index.js'
-import { checkedEgressPolicy } from './egress-rules.js'
+import { storedEgressPolicy } from './egress-rules.js'
 import { SandboxEvents } from './sandbox-events.js'
 
 /** What the start of the control plane did to make the store and the agent agree. */
@@ -111,12 +111,7 @@ async function restore(
   try {
     if (sandbox.state === 'paused' && info.state === 'running') await agent.pause(sandboxID)
     if (sandbox.state === 'running' && info.state === 'paused') await agent.resume(sandboxID)
-    const egress = checkedEgressPolicy({
-      allowOut: sandbox.network.allowOut,
-      denyOut: sandbox.network.denyOut,
-      allow_internet_access: sandbox.allowInternetAccess ?? undefined,
-    })
-    await agent.updateNetwork(sandboxID, egress)
+    await agent.updateNetwork(sandboxID, storedEgressPolicy(sandbox))
     if (sandbox.state !== info.state)
       log.warn({ state: sandbox.state }, 'reconcile: restored state')
     return true

@@ -87,7 +87,7 @@ export class SandboxService {
     // Before the template: `mcp` makes the SDK ask for `mcp-gateway`, which is not there either.
     refuseUnsupportedCreateFields(body)
     const resolved = await this.templates.resolveForSandbox(team, body.templateID)
-    const timeoutS = this.checkTimeout(body.timeout ?? DEFAULT_TIMEOUT_S[version])
+    const times = this.lifetime(body.timeout ?? DEFAULT_TIMEOUT_S[version])
     const secure = version === 'v2' || body.secure === true
     if (body.network?.allowPublicTraffic === false && !secure) throw apiErrors.privateNeedsSecure()
     const egress = refuseUnreachable(
@@ -95,30 +95,34 @@ export class SandboxService {
       await this.agent.unreachableNetworks(),
     )
     const volumeMounts = await this.resolveVolumeMounts(team, body.volumeMounts ?? [])
-    const now = new Date()
     // A pooled sandbox is running already, and mounts are made when a sandbox starts.
     const pooledID = volumeMounts.length === 0 ? this.pools.take(resolved) : undefined
-    const sandbox = newSandbox(
-      team,
-      body,
-      secure,
-      {
-        startedAt: now,
-        endAt: new Date(now.getTime() + timeoutS * 1000),
-        maxEndAt: this.maxEndFrom(now),
-      },
-      resolved,
-      volumeMounts,
-      pooledID,
-    )
-    const release = await this.slots.reserve(team.id)
+    const sandbox = newSandbox(team, body, secure, times, resolved, volumeMounts, pooledID)
+    return this.launch(sandbox, sandboxTemplate(resolved), egress, {
+      pooled: pooledID !== undefined,
+      started,
+    })
+  }
+
+  /**
+   * Stores a new sandbox (a create's, a fork's) under its team's limit, starts it from
+   * `template` (or claims it from a warm pool, `pooled`) and records it. `started` is when the
+   * request began, for the log's duration.
+   */
+  async launch(
+    sandbox: Sandbox,
+    template: SandboxTemplate,
+    egress: EgressPolicy,
+    { pooled, started }: { pooled: boolean; started: number },
+  ): Promise<Sandbox> {
+    const release = await this.slots.reserve(sandbox.teamID)
     try {
       // From here the `starting` row holds the team's slot.
       await this.store.insertSandbox({ ...sandbox, state: 'starting' })
     } finally {
       await release()
     }
-    await this.start(sandbox, sandboxTemplate(resolved), egress, pooledID !== undefined)
+    await this.start(sandbox, template, egress, pooled)
     this.templates.recordSpawn(sandbox.templateID)
     // The sandbox runs and is stored: a log write that fails must not turn that into a 500.
     await this.events
@@ -129,7 +133,7 @@ export class SandboxService {
     this.logger.info(
       {
         sandboxID: sandbox.sandboxID,
-        teamID: team.id,
+        teamID: sandbox.teamID,
         templateID: sandbox.templateID,
         durationMs: elapsedMs(started),
       },
@@ -508,6 +512,20 @@ export class SandboxService {
   /** Waits for the removals of killed sandboxes still under way (the service stopping). */
   async settled(): Promise<void> {
     await Promise.all([...this.removals])
+  }
+
+  /**
+   * The start, end and lifetime cap of a sandbox starting now with this timeout; 400 for a
+   * timeout out of range (§1.4).
+   */
+  lifetime(timeoutS: number): Pick<Sandbox, 'startedAt' | 'endAt' | 'maxEndAt'> {
+    this.checkTimeout(timeoutS)
+    const now = new Date()
+    return {
+      startedAt: now,
+      endAt: new Date(now.getTime() + timeoutS * 1000),
+      maxEndAt: this.maxEndFrom(now),
+    }
   }
 
   private checkTimeout(timeoutS: number): number {

@@ -56,6 +56,7 @@ export async function ensureSystemTemplate(
       lastSpawnedAt: null,
       spawnCount: 0,
       deletedAt: null,
+      sourceSandboxID: null,
     })
   } else if (existing.deletedAt !== null) {
     await store.updateTemplate(templateID, { deletedAt: null, updatedAt: now })

@@ -11,7 +11,7 @@ import type {
 } from '../store/index.js'
 import { type BuildOutcome, StoreBuildReporter } from './build-reporter.js'
 import { ApiError } from './errors.js'
-import { newTemplateID } from './sandbox-ids.js'
+import { newTemplate } from './new-template.js'
 import type { BuildStart } from './schemas/template-requests.js'
 import { ownTemplate, teamBuild, withBuilds } from './template-access.js'
 import { templateErrors } from './template-errors.js'
@@ -306,18 +306,7 @@ export class TemplateBuilds {
       if (byID.deletedAt !== null) throw templateErrors.templateDeleted(byID.templateID)
       return byID
     }
-    const now = new Date()
-    const template: Template = {
-      templateID: newTemplateID(),
-      teamID: team.id,
-      name: alias,
-      public: false,
-      createdAt: now,
-      updatedAt: now,
-      lastSpawnedAt: null,
-      spawnCount: 0,
-      deletedAt: null,
-    }
+    const template = newTemplate(team.id, alias)
     try {
       await this.store.insertTemplate(template)
       return template

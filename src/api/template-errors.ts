@@ -10,6 +10,9 @@ export const templateErrors = {
   invalidTemplateName: (reason: string) =>
     new ApiError('badRequest', `Invalid template name: ${reason}`),
   invalidTag: (reason: string) => new ApiError('badRequest', `Invalid tag: ${reason}`),
+  /** Infra's words for a `DELETE /templates/{t}` whose `t` is no template reference. */
+  invalidTemplateID: (reason: string) =>
+    new ApiError('badRequest', `Invalid template ID: ${reason}`),
   namespaceMismatch: (namespace: string, slug: string) =>
     new ApiError(
       'badRequest',

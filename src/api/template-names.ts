@@ -1,3 +1,4 @@
+import type { Template } from '../store/index.js'
 import { templateErrors } from './template-errors.js'
 
 /** Wire contract §1.1: aliases and namespaces (team slugs). */
@@ -59,6 +60,18 @@ export function buildTags(nameTag: string | undefined, listed: readonly string[]
   )
   const unique = [...new Set(tags)]
   return unique.length === 0 ? [DEFAULT_TAG] : unique
+}
+
+/**
+ * A template's alias, or none for an unnamed snapshot: the store requires a name, unique among
+ * the team's templates, so such a template keeps its own ID there. (Sandbar's own templates
+ * are named as their IDs too, `base` say, and keep that alias.)
+ */
+export function templateAlias(
+  template: Pick<Template, 'templateID' | 'name' | 'sourceSandboxID'>,
+): string | undefined {
+  const unnamed = template.sourceSandboxID !== null && template.name === template.templateID
+  return unnamed ? undefined : template.name
 }
 
 /** Whether `id` is a build ID (UUID, §1.1). */

@@ -31,3 +31,22 @@ export function pageOf<T>(
     nextToken: more ? Buffer.from(keyOf(last), 'utf8').toString('base64url') : undefined,
   }
 }
+
+/** A list's page size when the request names none (§1.1). */
+const DEFAULT_PAGE = 100
+
+/**
+ * The page a list route's `limit` and `nextToken` ask for, with `X-Next-Token` set on the
+ * reply when more follow.
+ */
+export function pageForQuery<T>(
+  reply: { header(name: string, value: string): void },
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  query: { limit?: string; nextToken?: string },
+): T[] {
+  const limit = query.limit === undefined ? DEFAULT_PAGE : Number(query.limit)
+  const page = pageOf(items, keyOf, limit, query.nextToken)
+  if (page.nextToken !== undefined) reply.header('X-Next-Token', page.nextToken)
+  return page.items
+}

@@ -10,7 +10,10 @@ import { checkTag, DEFAULT_TAG, parseTemplateReference } from './template-names.
 import { type ResolvedTemplate, resolveTemplateReference } from './template-resolution.js'
 import type { TemplateWithBuildList } from './template-views.js'
 
-export type TemplateServiceConfig = TemplateBuildsConfig
+export interface TemplateServiceConfig extends TemplateBuildsConfig {
+  /** Removes the agent's snapshot of a deleted snapshot build (Agent.removeSnapshot). */
+  removeSnapshot?: (snapshotID: string) => Promise<void>
+}
 
 /** Templates and their tags over the store; builds in `builds` (wire contract §1.4). */
 export class TemplateService {
@@ -25,9 +28,14 @@ export class TemplateService {
     this.builds = new TemplateBuilds(store, builder, logger, config)
   }
 
-  /** `GET /templates` and `GET /v2/templates`: the team's live templates, newest first. */
+  /**
+   * `GET /templates` and `GET /v2/templates`: the team's live templates, newest first; its
+   * snapshots are listed by `GET /snapshots` instead, as infra lists them.
+   */
   async list(team: Team): Promise<TemplateWithBuildList[]> {
-    const templates = await this.store.listTemplates(team.id)
+    const templates = (await this.store.listTemplates(team.id)).filter(
+      (template) => template.sourceSandboxID === null,
+    )
     return Promise.all(templates.map((template) => withBuilds(this.store, template, team.slug)))
   }
 
@@ -38,10 +46,13 @@ export class TemplateService {
 
   /**
    * `DELETE /templates/{t}` (§1.4): refused while running or paused sandboxes use it; otherwise
-   * soft-deleted (its name is free again), its unfinished builds cancelled, its uploads removed.
+   * soft-deleted (its name is free again), its unfinished builds cancelled, its uploads and
+   * snapshots removed. `t` may carry a tag, which is ignored: the SDK deletes a snapshot by its
+   * ID, `<templateID>:<tag>` or `<team slug>/<alias>:<tag>`, and infra deletes the template.
    */
   async delete(team: Team, templateID: string): Promise<void> {
-    const template = await ownTemplate(this.store, team, templateID)
+    const ref = parseTemplateReference(templateID, templateErrors.invalidTemplateID)
+    const template = await ownTemplate(this.store, team, qualified(ref))
     const users = (await this.store.allSandboxes()).filter(
       (sandbox) => sandbox.templateID === template.templateID,
     )
@@ -53,8 +64,27 @@ export class TemplateService {
     await this.store.updateTemplate(template.templateID, { deletedAt: now, updatedAt: now })
     await this.builds.cancelUnfinished(template.templateID, BUILD_FAILURES.templateDeleted)
     await this.builder.files.removeTemplate(template.templateID)
+    await this.removeSnapshots(template.templateID)
     this.logger.info({ templateID: template.templateID }, 'template deleted')
     this.config.releaseLayers?.()
+  }
+
+  /**
+   * The agent's snapshots of a deleted template's snapshot builds (each has its build's ID),
+   * which no create reaches any more. One that fails is logged: the template is deleted.
+   */
+  private async removeSnapshots(templateID: string): Promise<void> {
+    const { removeSnapshot } = this.config
+    if (removeSnapshot === undefined) return
+    for (const build of await this.store.listBuilds(templateID)) {
+      if (build.result?.snapshot === undefined) continue
+      await removeSnapshot(build.buildID).catch((error: unknown) => {
+        this.logger.warn(
+          { err: error, templateID, buildID: build.buildID },
+          'removing a deleted snapshot failed',
+        )
+      })
+    }
   }
 
   /** `PATCH /templates/{t}` and its v2 (§1.4): only `public` changes. */

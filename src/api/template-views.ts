@@ -1,4 +1,5 @@
 import type { BuildLogEntry, Template, TemplateBuild, TemplateTag } from '../store/index.js'
+import { templateAlias } from './template-names.js'
 
 /** A template with its builds, newest first, as the views need it. */
 export interface TemplateWithBuildList {
@@ -8,9 +9,11 @@ export interface TemplateWithBuildList {
   slug: string
 }
 
-/** `aliases` (deprecated) and `names` (§1.3). */
+/** `aliases` (deprecated) and `names` (§1.3): none for an unnamed snapshot. */
 function naming({ template, slug }: TemplateWithBuildList) {
-  return { aliases: [template.name], names: [`${slug}/${template.name}`] }
+  const alias = templateAlias(template)
+  const aliases = alias === undefined ? [] : [alias]
+  return { aliases, names: aliases.map((name) => `${slug}/${name}`) }
 }
 
 /** The build a template's list entry describes: its newest ready one, else its newest. */

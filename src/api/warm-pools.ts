@@ -54,6 +54,7 @@ export class WarmPools {
   private timer: NodeJS.Timeout | undefined
   private refillAfterTake: NodeJS.Timeout | undefined
   private closed = false
+  private readonly snapshotsWarned = new Set<string>()
 
   private readonly sizes: ReadonlyMap<string, number>
 
@@ -138,6 +139,12 @@ export class WarmPools {
         pool.splice(pool.indexOf(member), 1)
         await this.kill(member.sandboxID)
       }
+      // A snapshot's sandboxes restore its processes, their own state: never kept ready, so
+      // `take` finds no member of its build and each create restores its own.
+      if (resolved.result.snapshot !== undefined) {
+        this.warnSnapshot(reference)
+        continue
+      }
       this.adopt(resolved, pool, size)
       while (!this.closed && pool.length < size) {
         if (this.memoryInPools() + resolved.build.memoryMB > this.config.memoryBudgetMB) {
@@ -199,6 +206,13 @@ export class WarmPools {
       'warm pool sandbox ready',
     )
     return { sandboxID, buildID: build.buildID, memoryMB: build.memoryMB }
+  }
+
+  /** Once per reference: an operator sized a pool for a snapshot, which has none. */
+  private warnSnapshot(reference: string): void {
+    if (this.snapshotsWarned.has(reference)) return
+    this.snapshotsWarned.add(reference)
+    this.logger.warn({ template: reference }, 'warm pools keep no snapshot ready; pool left empty')
   }
 
   private memoryInPools(): number {

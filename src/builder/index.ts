@@ -91,4 +91,6 @@ export interface Builder {
 
 export { DEBIAN_BASE_IMAGES } from './base/debian-base.js'
 export { type BuilderConfig, createBuilder } from './create-builder.js'
+/** Layer IDs by kind, for the api's snapshots to name their layers as builds do. */
+export { layerID, SNAPSHOT_LAYER_KIND } from './layer-ids.js'
 export { createTemplateFiles, TemplateFileLengthError } from './template-files.js'

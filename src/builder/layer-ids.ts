@@ -12,3 +12,10 @@ export function layerID(kind: string, key: string, fresh = false): string {
 
 /** The kind of the layer holding a build's `/.e2b` (template and build IDs), always on top. */
 export const METADATA_LAYER_KIND = 'e'
+
+/**
+ * The kind of a snapshot's layer (the api's `POST /sandboxes/{id}/snapshots` and fork): what
+ * the sandbox wrote, saved by the agent beside its processes. Always fresh: a snapshot has no
+ * cache key.
+ */
+export const SNAPSHOT_LAYER_KIND = 'c'

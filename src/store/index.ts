@@ -100,6 +100,11 @@ export interface Sandbox {
   lifecycle: SandboxLifecycle
   envdVersion: string
   volumeMounts: SandboxVolumeMount[]
+  /**
+   * The template build it started from (a fork: its source's), whose user, workdir and env a
+   * snapshot of it keeps; null for sandboxes stored before snapshots.
+   */
+  buildID: string | null
 }
 
 /** The fields a running sandbox may change; everything else is fixed at create. */
@@ -178,7 +183,10 @@ export type TemplateBuildStatus = 'waiting' | 'building' | 'ready' | 'error'
 export interface Template {
   templateID: string
   teamID: string
-  /** The alias, unique among the team's live templates; `<team slug>/<name>` from elsewhere. */
+  /**
+   * The alias, unique among the team's live templates; `<team slug>/<name>` from elsewhere. An
+   * unnamed snapshot's is its own ID: it has no alias (api template-names.ts).
+   */
   name: string
   public: boolean
   createdAt: Date
@@ -187,6 +195,11 @@ export interface Template {
   spawnCount: number
   /** Set by `DELETE /templates/{id}`; a deleted template resolves nowhere and is not rebuilt. */
   deletedAt: Date | null
+  /**
+   * Set for a snapshot template (`POST /sandboxes/{id}/snapshots` made it): the sandbox it was
+   * first taken from. `GET /snapshots` lists these, `GET /templates` the others.
+   */
+  sourceSandboxID: string | null
 }
 
 /** What sandboxes of a ready build need: the agent's layers and envd's defaults (§2.4). */
@@ -204,6 +217,11 @@ export interface BuildResult {
   /** Started in every new sandbox; create returns once `readyCmd` succeeds (§2.5). */
   startCmd?: string
   readyCmd?: string
+  /**
+   * Set for a snapshot's build: its sandboxes restore the agent's snapshot of the same ID as
+   * the build (Agent.snapshot) instead of booting, and run no start command.
+   */
+  snapshot?: { sourceSandboxID: string }
 }
 
 /** Why a build failed (§1.3 `BuildStatusReason`, without its derived `logEntries`). */
@@ -252,6 +270,22 @@ export interface BuildLogEntry {
   message: string
   /** `base`, `1`..`N`, `finalize` (§2.4). */
   step?: string
+}
+
+/** `GET /snapshots` filters (wire contract §1.2); every given filter must match. */
+export interface SnapshotQuery {
+  teamID: string
+  /** The sandbox a snapshot template was first taken from. */
+  sourceSandboxID?: string
+  templateID?: string
+  /** Only this tag; without it, the tag most recently pointed at one of its ready builds. */
+  tag?: string
+}
+
+/** A snapshot template as `GET /snapshots` lists it, by one tag of a ready build. */
+export interface SnapshotEntry {
+  template: Template
+  tag: string
 }
 
 /** Build logs by position (`GET .../status`'s `logsOffset`), at or above `level`. */
@@ -305,6 +339,17 @@ export interface TemplateStore {
    * points at, or that is the template's newest ready build. Everything else may be collected.
    */
   layersInUse(): Promise<Set<string>>
+  /**
+   * The team's live snapshot templates that a tag points at a ready build of, newest first
+   * (creation time, then ID), each with the tag most recently pointed (or, filtered by tag,
+   * that tag).
+   */
+  listSnapshots(query: SnapshotQuery): Promise<SnapshotEntry[]>
+  /**
+   * The IDs of every ready snapshot build of a live template, of any team: the agent's
+   * snapshots that creates may still start from (api snapshot-collection.ts).
+   */
+  liveSnapshotBuildIDs(): Promise<Set<string>>
 
   appendBuildLogs(buildID: string, entries: BuildLogEntry[]): Promise<void>
   /** The build's log entries in the order appended, filtered by level, then paged. */

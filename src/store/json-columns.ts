@@ -32,6 +32,7 @@ const buildResult = z.object({
   envVars: stringMap,
   startCmd: z.optional(z.string()),
   readyCmd: z.optional(z.string()),
+  snapshot: z.optional(z.object({ sourceSandboxID: z.string() })),
 })
 
 const volumeMounts = z.array(z.object({ volumeID: z.string(), name: z.string(), path: z.string() }))

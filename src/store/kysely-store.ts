@@ -10,6 +10,7 @@ import { retentionQueries } from './retention-queries.js'
 import { listSandboxes } from './sandbox-list.js'
 import { sandboxQueries } from './sandbox-queries.js'
 import type { Database } from './schema.js'
+import { snapshotQueries } from './snapshot-queries.js'
 import { tagQueries } from './tag-queries.js'
 import { teamQueries } from './team-queries.js'
 import { templateQueries } from './template-queries.js'
@@ -33,6 +34,7 @@ export function createKyselyStore(
     ...buildQueries(db),
     ...tagQueries(db),
     ...layerQueries(db),
+    ...snapshotQueries(db),
     ...buildLogQueries(db),
     ...volumeQueries(db),
     close: () => db.destroy(),

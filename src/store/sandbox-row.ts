@@ -32,6 +32,7 @@ export function sandboxToRow(sandbox: Sandbox, seal: TokenSeal): Insertable<Sand
     lifecycle: JSON.stringify(sandbox.lifecycle),
     envd_version: sandbox.envdVersion,
     volume_mounts: JSON.stringify(sandbox.volumeMounts),
+    build_id: sandbox.buildID,
   }
 }
 
@@ -76,6 +77,7 @@ export function sandboxFromRow(row: Selectable<SandboxTable>, seal: TokenSeal): 
     lifecycle: jsonColumns.lifecycle(row.lifecycle),
     envdVersion: row.envd_version,
     volumeMounts: jsonColumns.volumeMounts(row.volume_mounts),
+    buildID: row.build_id,
   }
 }
 

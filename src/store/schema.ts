@@ -67,6 +67,8 @@ export interface SandboxTable {
   envd_version: string
   /** JSON `[{volumeID, name, path}]`. */
   volume_mounts: string
+  /** The build it started from; null for rows from before snapshots. */
+  build_id: string | null
 }
 
 /**
@@ -119,6 +121,8 @@ export interface TemplateTable {
   last_spawned_at: number | null
   spawn_count: number
   deleted_at: number | null
+  /** Set for a snapshot template: the sandbox it was first taken from. */
+  source_sandbox_id: string | null
 }
 
 export interface TemplateBuildTable {

@@ -18,6 +18,7 @@ export function templateToRow(template: Template): Insertable<TemplateTable> {
     last_spawned_at: template.lastSpawnedAt?.getTime() ?? null,
     spawn_count: template.spawnCount,
     deleted_at: template.deletedAt?.getTime() ?? null,
+    source_sandbox_id: template.sourceSandboxID,
   }
 }
 
@@ -43,6 +44,7 @@ export function templateFromRow(row: Selectable<TemplateTable>): Template {
     lastSpawnedAt: dateOrNull(row.last_spawned_at),
     spawnCount: row.spawn_count,
     deletedAt: dateOrNull(row.deleted_at),
+    sourceSandboxID: row.source_sandbox_id,
   }
 }
 

@@ -42,7 +42,7 @@ export function runMigrationCases(newConfig: () => Promise<StoreConfig>): void {
       const kept = sandbox(team.id, 0, { envdAccessToken: 'secret', metadata: { app: 'x' } })
       const log = { timestamp: at(1), level: 'info' as const, message: 'hi', fields: { a: '1' } }
       // That version's row: every column but those later migrations add, and its metadata.
-      const { volume_mounts: _added, ...row } = sandboxToRow(kept, seal)
+      const { volume_mounts: _mounts, build_id: _build, ...row } = sandboxToRow(kept, seal)
       await db
         .insertInto('sandboxes')
         .values(row as Insertable<SandboxTable>)

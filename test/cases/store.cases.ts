@@ -128,6 +128,7 @@ export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOp
           maskRequestHost: 'x',
         },
         lifecycle: { onTimeout: 'pause', autoResume: true, keepMemory: false },
+        buildID: '0b5e2c4e-8d5e-4f0e-9a51-3c1f1f7c2a10',
       })
       await store.insertSandbox(original)
       expect(await store.getSandbox(original.sandboxID)).toEqual(original)

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import type { BuildLogEntry, BuildLogQuery, StoreConfig } from '../../src/store/index.js'
+import type {
+  BuildLogEntry,
+  BuildLogQuery,
+  SnapshotQuery,
+  StoreConfig,
+} from '../../src/store/index.js'
 import { BASE_TIME } from '../store/store-fixture.js'
 import { build, readyBuild, result, template } from '../store/template-fixture.js'
 import { twoTeamStores } from './two-team-store.js'
@@ -17,6 +22,7 @@ export function runTemplateStoreCases(newConfig: () => Promise<StoreConfig>): vo
         public: true,
         lastSpawnedAt: at(5000),
         spawnCount: 3,
+        sourceSandboxID: 'isource',
       })
       const newer = template(teamID, 'node', 2)
       const theirs = template(otherTeamID, 'py', 3)
@@ -298,6 +304,48 @@ export function runTemplateStoreCases(newConfig: () => Promise<StoreConfig>): vo
       // Deleting the template releases everything of it.
       await store.updateTemplate(a.templateID, { deletedAt: at(10_000) })
       expect(await inUse()).toEqual(['b-new'])
+    })
+
+    it('lists live snapshot templates with a tagged ready build, newest first, each by its newest tag', async () => {
+      const { store, teamID, otherTeamID } = await fresh()
+      const snap = (team: string, name: string, at: number, source: string) =>
+        template(team, name, at, { sourceSandboxID: source })
+      const first = snap(teamID, 'first', 1, 'ia')
+      const second = snap(teamID, 'second', 2, 'ib')
+      const failed = snap(teamID, 'failed', 3, 'ia')
+      const gone = snap(teamID, 'gone', 4, 'ia')
+      const ordinary = template(teamID, 'ordinary', 5)
+      const theirs = snap(otherTeamID, 'theirs', 6, 'ia')
+      const all = [first, second, failed, gone, ordinary, theirs]
+      for (const t of all) await store.insertTemplate(t)
+      const ready = (t: { templateID: string }, at: number) => readyBuild(t.templateID, at, ['x'])
+      const builds = Object.fromEntries(all.map((t, index) => [t.name, ready(t, index)]))
+      const secondV2 = ready(second, 7)
+      for (const b of [...Object.values(builds), secondV2]) await store.insertBuild(b)
+      for (const t of all) {
+        if (t !== failed)
+          await store.assignTags(t.templateID, ['default'], builds[t.name]?.buildID ?? '')
+      }
+      await store.assignTags(second.templateID, ['v2'], secondV2.buildID)
+      await store.updateBuild(builds.failed?.buildID ?? '', { status: 'error' })
+      await store.assignTags(failed.templateID, ['default'], builds.failed?.buildID ?? '')
+      await store.updateTemplate(gone.templateID, { deletedAt: at(9000) })
+      const listed = async (query: Omit<SnapshotQuery, 'teamID'> = {}) =>
+        (await store.listSnapshots({ teamID, ...query })).map(
+          ({ template: t, tag }) => `${t.name}:${tag}`,
+        )
+
+      expect(await listed()).toEqual(['second:v2', 'first:default'])
+      expect((await store.listSnapshots({ teamID }))[1]?.template).toEqual(first)
+      expect(await listed({ sourceSandboxID: 'ia' })).toEqual(['first:default'])
+      expect(await listed({ templateID: second.templateID })).toEqual(['second:v2'])
+      expect(await listed({ templateID: second.templateID, tag: 'default' })).toEqual([
+        'second:default',
+      ])
+      expect(await listed({ tag: 'v9' })).toEqual([])
+      expect(await store.listSnapshots({ teamID: otherTeamID })).toEqual([
+        { template: theirs, tag: 'default' },
+      ])
     })
 
     it('takes the greater build ID as the newest of ready builds made in the same millisecond', async () => {

@@ -45,27 +45,6 @@ async function rejection(call: Promise<unknown>): Promise<Error> {
 const NOT_YET = 'not supported by this Sandbar server yet: '
 
 describe('routes Sandbar lacks answer 501 naming the feature', () => {
-  it('snapshots and fork, as the SDK reports them', async () => {
-    const snapshot = await rejection(sandbox.createSnapshot())
-    expect(snapshot).toBeInstanceOf(SandboxError)
-    expect(snapshot.message).toBe(
-      '501: Snapshots are not supported by this Sandbar server yet: it cannot save a sandbox as a template to start others from. Pause the sandbox instead (it keeps its files and processes until it is killed), or copy the files you need into a new sandbox.',
-    )
-    const listed = await rejection(Sandbox.listSnapshots(opts()).nextItems())
-    expect(listed).toBeInstanceOf(SandboxError)
-    expect(listed.message).toMatch(/^501: Snapshots are not supported/)
-    // Deleting a snapshot is DELETE /templates/{id}, which templates serve: none such, so false.
-    expect(await Sandbox.deleteSnapshot('no-such-snapshot', opts())).toBe(false)
-
-    const fork = await rejection(sandbox.fork())
-    expect(fork).toBeInstanceOf(SandboxError)
-    expect(fork.message).toBe(
-      '501: Forking sandboxes is not supported by this Sandbar server yet: it cannot checkpoint a running sandbox. Create new sandboxes and copy the files they need into them.',
-    )
-    // The sandbox the calls named is untouched.
-    expect((await sandbox.commands.run('echo still')).stdout).toBe('still\n')
-  })
-
   it('secrets, as SecretError rather than "not found"', async () => {
     const created = await rejection(Secret.create('openai-key', 'sk-secret', opts()))
     expect(created).toBeInstanceOf(SecretError)
@@ -79,9 +58,6 @@ describe('routes Sandbar lacks answer 501 naming the feature', () => {
 
   it('every other such route of the contract, with the method it gives', async () => {
     const routes: [method: string, path: string, feature: string][] = [
-      ['POST', `/sandboxes/${sandbox.sandboxId}/snapshots`, 'Snapshots are'],
-      ['GET', '/snapshots?sandboxID=x', 'Snapshots are'],
-      ['POST', `/sandboxes/${sandbox.sandboxId}/fork`, 'Forking sandboxes is'],
       ['GET', '/secrets', 'Secrets are'],
       ['POST', '/secrets', 'Secrets are'],
       ['GET', '/secrets/sec_1', 'Secrets are'],

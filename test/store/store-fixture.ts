@@ -39,6 +39,7 @@ export function sandbox(teamID: string, at: number, overrides: Partial<Sandbox> 
     lifecycle: { onTimeout: 'kill', autoResume: false, keepMemory: true },
     envdVersion: '0.5.0',
     volumeMounts: [],
+    buildID: null,
     ...overrides,
   }
 }

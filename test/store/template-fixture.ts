@@ -20,6 +20,7 @@ export function template(
     lastSpawnedAt: null,
     spawnCount: 0,
     deletedAt: null,
+    sourceSandboxID: null,
     ...overrides,
   }
 }

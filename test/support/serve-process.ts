@@ -98,16 +98,45 @@ export const adoptedSandboxID = (line: string) => loggedSandboxID(line, 'warm po
 export function loggedHibernation(
   line: string,
 ): { sandboxID: string; durationMs: number; imageBytes: number } | undefined {
-  if (!line.includes('sandbox hibernated')) return undefined
+  const entry = loggedEntry(line, 'sandbox hibernated')
+  return (
+    entry && {
+      sandboxID: entry.sandboxID,
+      durationMs: entry.durationMs ?? Number.NaN,
+      imageBytes: entry.imageBytes ?? Number.NaN,
+    }
+  )
+}
+
+/** What a service's JSON log line says of a snapshot of a sandbox, if it says so. */
+export function loggedSnapshot(
+  line: string,
+): { sandboxID: string; frozenMs: number; imageBytes: number } | undefined {
+  const entry = loggedEntry(line, 'sandbox snapshotted')
+  return (
+    entry && {
+      sandboxID: entry.sandboxID,
+      frozenMs: entry.frozenMs ?? Number.NaN,
+      imageBytes: entry.imageBytes ?? Number.NaN,
+    }
+  )
+}
+
+/** A JSON log line with message `message` about a sandbox, with the figures it carries. */
+function loggedEntry(
+  line: string,
+  message: string,
+): { sandboxID: string; durationMs?: number; frozenMs?: number; imageBytes?: number } | undefined {
+  if (!line.includes(message)) return undefined
   const entry = JSON.parse(line) as {
     msg?: string
     sandboxID?: string
     durationMs?: number
+    frozenMs?: number
     imageBytes?: number
   }
-  const { sandboxID, durationMs, imageBytes } = entry
-  if (entry.msg !== 'sandbox hibernated' || sandboxID === undefined) return undefined
-  return { sandboxID, durationMs: durationMs ?? Number.NaN, imageBytes: imageBytes ?? Number.NaN }
+  const { sandboxID } = entry
+  return entry.msg === message && sandboxID !== undefined ? { ...entry, sandboxID } : undefined
 }
 
 function loggedSandboxID(line: string, message: string): string | undefined {

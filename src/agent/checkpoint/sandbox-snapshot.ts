@@ -36,7 +36,7 @@ const SOURCE_FILE = 'source.json'
 const IMAGES = 'images'
 
 /** Snapshots' process images: `<dataDir>/snapshots/<snapshotID>/`. */
-export function snapshotsDir(parts: HostParts): string {
+function snapshotsDir(parts: HostParts): string {
   return path.join(parts.config.dataDir, 'snapshots')
 }
 
@@ -99,9 +99,16 @@ export async function readSnapshotSource(
 
 /** The layers every snapshot on this host starts from: kept while the snapshot is. */
 export async function snapshotLayers(parts: HostParts): Promise<string[]> {
-  const names = await readdir(snapshotsDir(parts)).catch(() => [])
+  const names = await snapshotIDs(parts)
   const sources = await Promise.all(names.map((name) => readSnapshotSource(parts, name)))
   return sources.flatMap((source) => source?.layers ?? [])
+}
+
+/** Every snapshot directory's name, complete or not. */
+export async function snapshotIDs(parts: HostParts): Promise<string[]> {
+  return (await readdir(snapshotsDir(parts)).catch(() => [])).filter((name) =>
+    SNAPSHOT_ID.test(name),
+  )
 }
 
 export async function removeSnapshot(parts: HostParts, snapshotID: string): Promise<void> {

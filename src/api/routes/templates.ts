@@ -7,7 +7,7 @@ import {
   templateUpdateSchema,
 } from '../schemas/template-requests.js'
 import { jsonBody, queryParams } from '../schemas/validate.js'
-import { pageOf } from '../template-pages.js'
+import { pageForQuery } from '../template-pages.js'
 import type { TemplateService } from '../template-service.js'
 import {
   templateLegacy,
@@ -15,8 +15,6 @@ import {
   templateRequestReply,
   templateWithBuilds,
 } from '../template-views.js'
-
-const DEFAULT_PAGE = 100
 
 /** The template resource routes of wire contract §1.2: register, list, get, update, delete. */
 export function templateRoutes(service: TemplateService) {
@@ -49,29 +47,20 @@ export function templateRoutes(service: TemplateService) {
   })
 
   app.get('/v2/templates', queryParams(pageQuerySchema), async (c) => {
-    const { limit, nextToken } = c.req.valid('query')
     const entries = await service.list(c.get('team'))
-    const page = pageOf(
+    const page = pageForQuery(
+      c,
       entries,
       (entry) => entry.template.templateID,
-      limit === undefined ? DEFAULT_PAGE : Number(limit),
-      nextToken,
+      c.req.valid('query'),
     )
-    if (page.nextToken !== undefined) c.header('X-Next-Token', page.nextToken)
-    return c.json(page.items.map(templateListItem))
+    return c.json(page.map(templateListItem))
   })
 
   app.get('/templates/:templateID', queryParams(pageQuerySchema), async (c) => {
-    const { limit, nextToken } = c.req.valid('query')
     const entry = await service.get(c.get('team'), c.req.param('templateID'))
-    const page = pageOf(
-      entry.builds,
-      (build) => build.buildID,
-      limit === undefined ? DEFAULT_PAGE : Number(limit),
-      nextToken,
-    )
-    if (page.nextToken !== undefined) c.header('X-Next-Token', page.nextToken)
-    return c.json(templateWithBuilds(entry, page.items))
+    const page = pageForQuery(c, entry.builds, (build) => build.buildID, c.req.valid('query'))
+    return c.json(templateWithBuilds(entry, page))
   })
 
   app.delete('/templates/:templateID', async (c) => {

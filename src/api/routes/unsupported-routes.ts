@@ -20,16 +20,6 @@ interface UnsupportedFeature {
 export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
   {
     message:
-      'Snapshots are not supported by this Sandbar server yet: it cannot save a sandbox as a template to start others from. Pause the sandbox instead (it keeps its files and processes until it is killed), or copy the files you need into a new sandbox.',
-    routes: ['POST /sandboxes/:sandboxID/snapshots', 'GET /snapshots'],
-  },
-  {
-    message:
-      'Forking sandboxes is not supported by this Sandbar server yet: it cannot checkpoint a running sandbox. Create new sandboxes and copy the files they need into them.',
-    routes: ['POST /sandboxes/:sandboxID/fork'],
-  },
-  {
-    message:
       'Secrets are not supported by this Sandbar server yet: it cannot keep values for sandboxes to use. Pass them to the sandbox as environment variables (envs) instead.',
     routes: [
       'GET /secrets',

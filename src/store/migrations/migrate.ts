@@ -5,6 +5,7 @@ import { telemetryMigration } from './0002-telemetry.js'
 import { templatesMigration } from './0003-templates.js'
 import { volumesMigration } from './0004-volumes.js'
 import { sandboxVolumeMountsMigration } from './0005-sandbox-volume-mounts.js'
+import { snapshotsMigration } from './0006-snapshots.js'
 
 /**
  * The migrations in order. Listed here rather than read from the folder, so the bundled
@@ -18,6 +19,7 @@ export function storeMigrations(dialect: StoreDialect): Record<string, Migration
     '0003-templates': templatesMigration(dialect),
     '0004-volumes': volumesMigration,
     '0005-sandbox-volume-mounts': sandboxVolumeMountsMigration,
+    '0006-snapshots': snapshotsMigration,
   }
 }
 

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { buildTags, parseTemplateReference } from '../../../src/api/template-names.js'
+import {
+  buildTags,
+  parseTemplateReference,
+  templateAlias,
+} from '../../../src/api/template-names.js'
 import { checkTemplateSizes, DEFAULT_SIZE_LIMITS } from '../../../src/api/template-sizes.js'
 import { templateVersion } from '../../../src/api/template-version.js'
 
@@ -32,6 +36,16 @@ describe('parseTemplateReference', () => {
     ],
   ])('refuses %j', (raw, reason) => {
     expect(() => parseTemplateReference(raw, invalid)).toThrow(reason)
+  })
+})
+
+describe('templateAlias', () => {
+  it('is the name, except for an unnamed snapshot, whose name is its own ID', () => {
+    const id = 'snap0000000000000000'
+    expect(templateAlias({ templateID: id, name: id, sourceSandboxID: 'isource' })).toBeUndefined()
+    expect(templateAlias({ templateID: id, name: 'mine', sourceSandboxID: 'isource' })).toBe('mine')
+    // Sandbar's own templates are named as their IDs, and keep the alias.
+    expect(templateAlias({ templateID: 'base', name: 'base', sourceSandboxID: null })).toBe('base')
   })
 })
 

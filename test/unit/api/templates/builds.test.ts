@@ -140,6 +140,7 @@ describe('POST /v2/templates/{t}/builds/{b}', () => {
       lastSpawnedAt: null,
       spawnCount: 0,
       deletedAt: null,
+      sourceSandboxID: null,
     })
     expect(await (await start('othertemplate0000000', buildID)).json()).toEqual({
       code: 403,

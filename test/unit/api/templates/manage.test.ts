@@ -166,6 +166,7 @@ describe('DELETE /templates/{t}', () => {
       lastSpawnedAt: null,
       spawnCount: 0,
       deletedAt: null,
+      sourceSandboxID: null,
     })
     expect((await json('DELETE', '/templates/othertemplate0000000')).body).toEqual({
       code: 403,

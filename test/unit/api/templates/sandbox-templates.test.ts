@@ -33,6 +33,7 @@ async function insertOtherTeamTemplate(isPublic: boolean) {
     lastSpawnedAt: null,
     spawnCount: 0,
     deletedAt: null,
+    sourceSandboxID: null,
   })
   const buildID = crypto.randomUUID()
   await t.store.insertBuild({

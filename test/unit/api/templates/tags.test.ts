@@ -28,6 +28,7 @@ async function otherTeamTemplate(name: string, isPublic: boolean) {
     lastSpawnedAt: null,
     spawnCount: 0,
     deletedAt: null,
+    sourceSandboxID: null,
   })
   return templateID
 }

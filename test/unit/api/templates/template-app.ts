@@ -6,7 +6,9 @@ import type { Hono } from 'hono'
 import { pino } from 'pino'
 import type { Agent, SandboxClaim, SandboxRequest } from '../../../../src/agent/index.js'
 import { createApiApp } from '../../../../src/api/app.js'
+import { SandboxForks } from '../../../../src/api/sandbox-forks.js'
 import { SandboxService } from '../../../../src/api/sandbox-service.js'
+import { SnapshotService } from '../../../../src/api/snapshot-service.js'
 import { TemplateService } from '../../../../src/api/template-service.js'
 import { TemplateUploads } from '../../../../src/api/template-uploads.js'
 import { VolumeService } from '../../../../src/api/volume-service.js'
@@ -125,6 +127,7 @@ export function recordingAgent(
     resume: refuse,
     snapshot: refuse,
     removeSnapshot: refuse,
+    snapshots: async () => [],
     async claim(sandboxID, claim) {
       if (log.claimError !== undefined) throw log.claimError
       log.claimed.push({ sandboxID, claim })
@@ -198,9 +201,12 @@ export interface TemplateApp {
   close(): Promise<void>
 }
 
-/** The API over a real SQLite store in a temporary directory, a recording builder and agent. */
+/**
+ * The API over a real SQLite store in a temporary directory, a recording builder and agent;
+ * `agent` replaces some of the recording agent's methods.
+ */
 export async function templateApp(
-  options: { warmPools?: WarmPoolsConfig } = {},
+  options: { warmPools?: WarmPoolsConfig; agent?: Partial<Agent> } = {},
 ): Promise<TemplateApp> {
   const dir = await mkdtemp(path.join(tmpdir(), 'sbt-templates-'))
   const store = await createStore({
@@ -212,14 +218,16 @@ export async function templateApp(
   const filesDir = path.join(dir, 'files')
   const builder = new RecordingBuilder(createTemplateFiles(filesDir))
   const logger = pino({ level: 'silent' })
-  const templates = new TemplateService(store, builder, logger)
+  const created: SandboxRequest[] = []
+  const agentLog: AgentLog = { claimed: [], killed: [] }
+  const agent = { ...recordingAgent(created, agentLog), ...options.agent }
+  const templates = new TemplateService(store, builder, logger, {
+    removeSnapshot: (snapshotID) => agent.removeSnapshot(snapshotID),
+  })
   const uploads = new TemplateUploads(store, builder.files, {
     uploadKey: randomBytes(32),
     maxUploadBytes: UPLOAD_CAP,
   })
-  const created: SandboxRequest[] = []
-  const agentLog: AgentLog = { claimed: [], killed: [] }
-  const agent = recordingAgent(created, agentLog)
   const warmPools = new WarmPools(
     store,
     agent,
@@ -246,6 +254,8 @@ export async function templateApp(
   const app = createApiApp({
     store,
     service,
+    snapshots: new SnapshotService(store, agent, service, logger),
+    forks: new SandboxForks(store, agent, service, 10, logger),
     templates,
     uploads,
     volumes,
