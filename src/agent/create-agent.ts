@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto'
-import { chmod, mkdir } from 'node:fs/promises'
+import { chmod, mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { elapsedMs } from '../elapsed-ms.js'
 import { KeyedQueue } from '../keyed-queue.js'
 import type { Logger } from '../logger.js'
-import { checkpointSandbox, restoreSandbox } from './checkpoint/sandbox-checkpoint.js'
+import {
+  checkpointDir,
+  checkpointSandbox,
+  restoreSandbox,
+} from './checkpoint/sandbox-checkpoint.js'
 import {
   readSnapshotSource,
   removeSnapshot,
@@ -282,13 +286,27 @@ class HostAgent implements Agent {
       if (record.state !== 'running' || record.boot === undefined) {
         throw new SandboxStateError(sandboxID, record.state, 'pause without memory')
       }
-      // Recorded first: an agent that dies midway leaves a sandbox that reconcile stops.
-      await this.parts.records.save({ ...record, state: 'paused', filesOnly: true })
-      await this.parts.runtimes.get(record.runtime).remove(this.containerID(sandboxID))
-      // Synced like a hibernation's: a host that goes down now keeps what it wrote.
-      await runHostCommand('sync', ['--file-system', this.upperOf(sandboxID)])
-      await stopSandboxHost(this.parts, sandboxID)
+      await this.endProcesses({ ...record, state: 'paused' })
     })
+  }
+
+  /**
+   * Ends the processes of a sandbox, wherever they are (running, frozen or on disk), and keeps
+   * its files, synced: it is paused without memory from now on, its record first, so that an
+   * agent that dies midway leaves a sandbox that reconcile stops.
+   */
+  private async endProcesses(record: SandboxRecord): Promise<void> {
+    const { sandboxID } = record
+    await this.parts.records.save({ ...record, filesOnly: true, hibernated: undefined })
+    const runtime = this.parts.runtimes.get(record.runtime)
+    // Thawed first: a frozen process takes its SIGKILL only once it runs.
+    if (record.state === 'paused' && record.hibernated !== true) {
+      await runtime.resume(this.containerID(sandboxID))
+    }
+    await runtime.remove(this.containerID(sandboxID))
+    await rm(checkpointDir(this.parts, sandboxID), { recursive: true, force: true })
+    await runHostCommand('sync', ['--file-system', this.upperOf(sandboxID)])
+    await stopSandboxHost(this.parts, sandboxID)
   }
 
   hibernate(sandboxID: string): Promise<void> {
@@ -306,21 +324,26 @@ class HostAgent implements Agent {
     })
   }
 
-  resume(sandboxID: string): Promise<void> {
+  resume(sandboxID: string, { reboot = false }: { reboot?: boolean } = {}): Promise<void> {
     return this.exclusive(sandboxID, async () => {
       const record = await this.existing(sandboxID)
       if (record.state !== 'paused') throw new SandboxStateError(sandboxID, record.state, 'resume')
+      if (reboot && record.boot === undefined) {
+        throw new SandboxStateError(sandboxID, record.state, 'reboot')
+      }
       const started = performance.now()
       const log = this.parts.config.logger.child({ sandboxID })
-      if (record.hibernated === true) {
-        await restoreSandbox(this.parts, record, this.layerDirs(record))
-        log.info({ durationMs: elapsedMs(started) }, 'sandbox restored')
-      } else if (record.filesOnly === true) {
+      if (reboot && record.filesOnly !== true) await this.endProcesses(record)
+      if (reboot || record.filesOnly === true) {
         await this.reboot(record, log)
         log.info({ durationMs: elapsedMs(started) }, 'sandbox booted over its files')
+      } else if (record.hibernated === true) {
+        await restoreSandbox(this.parts, record, this.layerDirs(record))
+        log.info({ durationMs: elapsedMs(started) }, 'sandbox restored')
       } else {
         await this.parts.runtimes.get(record.runtime).resume(this.containerID(sandboxID))
       }
+      // What endProcesses saved meanwhile is no longer: the sandbox runs.
       await this.parts.records.save({
         ...record,
         state: 'running',

@@ -301,9 +301,10 @@ export interface Agent {
   hibernate(sandboxID: string): Promise<void>
   /**
    * Thaws a paused sandbox, or restores a hibernated one, with its processes as they were; one
-   * paused without memory boots over its files.
+   * paused without memory boots over its files. With `reboot` every paused sandbox boots over
+   * its files, whatever processes it kept ending first.
    */
-  resume(sandboxID: string): Promise<void>
+  resume(sandboxID: string, options?: { reboot?: boolean }): Promise<void>
   /**
    * Hands a running sandbox started ahead of its client (a warm pool's) to that client: envd
    * takes the request's env vars and access token, the network its egress rules.

@@ -23,7 +23,8 @@ export function sandboxDirectory(
       state: sandbox.state,
       trafficAccessToken: sandbox.trafficAccessToken ?? undefined,
       envdAccessToken: sandbox.envdAccessToken ?? undefined,
-      autoResume: sandbox.lifecycle.autoResume,
+      // §4.4: traffic never boots a sandbox paused without memory; its connect does.
+      autoResume: sandbox.lifecycle.autoResume && !info.filesOnly,
       maskRequestHost: sandbox.network.maskRequestHost,
     }
   }

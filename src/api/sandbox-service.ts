@@ -362,14 +362,21 @@ export class SandboxService {
     })
   }
 
-  /** `POST /sandboxes/{id}/pause` (§1.4): 204, or 409 when already paused. */
-  async pause(team: Team, sandboxID: string): Promise<void> {
+  /**
+   * `POST /sandboxes/{id}/pause` (§1.4): 204, or 409 when already paused. Without
+   * `keepMemory` its processes end and its files stay: its resume boots it.
+   */
+  async pause(
+    team: Team,
+    sandboxID: string,
+    { keepMemory }: { keepMemory: boolean },
+  ): Promise<void> {
     const started = performance.now()
     const sandbox = await this.get(team, sandboxID)
     if (sandbox.state === 'paused') throw apiErrors.sandboxAlreadyPaused(sandboxID)
-    await this.pauseRunning(sandboxID)
-    await this.events.record(sandbox, 'paused')
-    this.logger.info({ sandboxID, durationMs: elapsedMs(started) }, 'sandbox paused')
+    await this.pauseRunning(sandboxID, keepMemory)
+    await this.events.record(sandbox, 'paused', { keepMemory: `${keepMemory}` })
+    this.logger.info({ sandboxID, keepMemory, durationMs: elapsedMs(started) }, 'sandbox paused')
   }
 
   /**
@@ -380,31 +387,37 @@ export class SandboxService {
     team: Team,
     sandboxID: string,
     timeoutS: number,
+    options: { reboot?: boolean } = {},
   ): Promise<{ sandbox: Sandbox; resumed: boolean }> {
     const sandbox = await this.get(team, sandboxID)
     this.checkTimeout(timeoutS)
     if (sandbox.state === 'paused')
-      return { sandbox: await this.resume(sandboxID, timeoutS), resumed: true }
+      return { sandbox: await this.resume(sandboxID, timeoutS, options), resumed: true }
     const wanted = Math.min(Date.now() + timeoutS * 1000, sandbox.maxEndAt.getTime())
     const endAt = new Date(Math.max(wanted, sandbox.endAt.getTime()))
     const updated = await this.store.updateSandbox(sandboxID, { endAt }, 'running')
     // Paused between the read and the update: resume it instead.
-    if (updated === undefined) return this.connect(team, sandboxID, timeoutS)
+    if (updated === undefined) return this.connect(team, sandboxID, timeoutS, options)
     return { sandbox: updated, resumed: false }
   }
 
   /**
-   * Resumes a paused sandbox until now + timeout; the sandbox as stored after. A resumed
-   * sandbox runs again, so it takes a slot under the team's limit like a new one (§1.4 429).
+   * Resumes a paused sandbox until now + timeout, with `reboot` booted over its files; the
+   * sandbox as stored after. A resumed sandbox runs again, so it takes a slot under the team's
+   * limit like a new one (§1.4 429).
    */
-  async resume(sandboxID: string, timeoutS: number): Promise<Sandbox> {
+  async resume(
+    sandboxID: string,
+    timeoutS: number,
+    { reboot = false }: { reboot?: boolean } = {},
+  ): Promise<Sandbox> {
     const paused = await this.store.getSandbox(sandboxID)
     if (paused === undefined || !isListed(paused.state)) throw apiErrors.sandboxNotFound(sandboxID)
     if (paused.state === 'running') return paused
     const started = performance.now()
     const release = await this.slots.reserve(paused.teamID)
     try {
-      await this.agent.resume(sandboxID).catch((error: unknown) => {
+      await this.agent.resume(sandboxID, { reboot }).catch((error: unknown) => {
         if (!(error instanceof SandboxStateError)) throw error
       })
       const now = new Date()
@@ -421,7 +434,10 @@ export class SandboxService {
       if (sandbox === undefined) throw apiErrors.sandboxNotFound(sandboxID)
       // Only the call that moved it out of `paused` logs the resume; a concurrent one did not.
       if (updated !== undefined) {
-        await this.events.record(sandbox, 'resumed', { timeout: `${timeoutS}` })
+        await this.events.record(sandbox, 'resumed', {
+          timeout: `${timeoutS}`,
+          reboot: `${reboot}`,
+        })
         this.logger.info({ sandboxID, durationMs: elapsedMs(started) }, 'sandbox resumed')
       }
       return sandbox
@@ -438,7 +454,8 @@ export class SandboxService {
     const started = performance.now()
     const log = this.logger.child({ sandboxID: sandbox.sandboxID })
     const action = sandbox.lifecycle.onTimeout === 'pause' ? 'paused' : 'killed'
-    if (action === 'paused') await this.pauseRunning(sandbox.sandboxID)
+    if (action === 'paused')
+      await this.pauseRunning(sandbox.sandboxID, sandbox.lifecycle.keepMemory)
     else await this.remove(sandbox)
     await this.events.record(sandbox, 'timeout', { action })
     log.info({ action, durationMs: elapsedMs(started) }, 'sandbox expired')
@@ -456,7 +473,7 @@ export class SandboxService {
       if (sandbox.state !== 'running' && sandbox.state !== 'paused') continue
       try {
         if (sandbox.state === 'running') {
-          await this.pauseRunning(sandboxID)
+          await this.pauseRunning(sandboxID, true)
           await this.events.record(sandbox, 'paused')
         }
         await this.agent.hibernate(sandboxID)
@@ -469,9 +486,9 @@ export class SandboxService {
     return tally
   }
 
-  private async pauseRunning(sandboxID: string): Promise<void> {
+  private async pauseRunning(sandboxID: string, keepMemory: boolean): Promise<void> {
     try {
-      await this.agent.pause(sandboxID)
+      await this.agent.pause(sandboxID, { keepMemory })
     } catch (error) {
       if (error instanceof SandboxStateError) throw apiErrors.sandboxAlreadyPaused(sandboxID)
       throw error

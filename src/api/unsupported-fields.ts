@@ -1,10 +1,5 @@
 import { apiErrors } from './errors.js'
-import type {
-  ConnectRequest,
-  NetworkUpdate,
-  NewSandbox,
-  PauseRequest,
-} from './schemas/sandbox-requests.js'
+import type { NetworkUpdate, NewSandbox } from './schemas/sandbox-requests.js'
 
 /** A request field Sandbar cannot honour: when a body asks for it, and what to tell the user. */
 interface FieldRefusal<Body> {
@@ -19,7 +14,6 @@ const nonEmpty = (value: readonly unknown[] | Record<string, unknown> | null | u
   value !== null && value !== undefined && Object.keys(value).length > 0
 
 const NO_EGRESS_PROXY = 'it has no egress proxy'
-const PAUSE_KEEPS_MEMORY = "its pause always keeps the sandbox's memory and processes"
 
 /**
  * `NewSandbox` fields (§1.3, 2.51 addendum) that Sandbar would otherwise store and not act on,
@@ -54,11 +48,6 @@ const CREATE_REFUSALS: readonly FieldRefusal<NewSandbox>[] = [
     reason:
       'its proxy reaches sandbox ports over plain HTTP only. Serve plain HTTP on those ports; the proxy serves clients HTTPS itself.',
   },
-  {
-    field: 'autoPauseMemory: false (lifecycle onTimeout keepMemory: false)',
-    asked: (body) => body.autoPauseMemory === false,
-    reason: `${PAUSE_KEEPS_MEMORY}. Leave keepMemory at its default, true.`,
-  },
 ]
 
 /** `SandboxNetworkUpdateConfig` fields (§1.3) Sandbar cannot act on. */
@@ -75,25 +64,6 @@ const NETWORK_UPDATE_REFUSALS: readonly FieldRefusal<NetworkUpdate>[] = [
   },
 ]
 
-/** `SandboxPauseRequest.memory: false` (§1.3): a filesystem-only pause. */
-const PAUSE_REFUSALS: readonly FieldRefusal<PauseRequest>[] = [
-  {
-    field: 'memory: false (pause keepMemory: false)',
-    asked: (body) => body.memory === false,
-    reason: `${PAUSE_KEEPS_MEMORY}. Pause without keepMemory.`,
-  },
-]
-
-/** `ConnectSandboxV2.memory: false` (Addendum): resume by rebooting instead of restoring. */
-const CONNECT_REFUSALS: readonly FieldRefusal<ConnectRequest>[] = [
-  {
-    field: "memory: false (connect onResume: 'reboot')",
-    asked: (body) => body.memory === false,
-    reason:
-      'a paused sandbox always resumes with its memory and processes. Connect without onResume, or kill the sandbox and create a new one.',
-  },
-]
-
 /** Throws the 400 for the first field of a create body Sandbar cannot honour. */
 export function refuseUnsupportedCreateFields(body: NewSandbox): void {
   refuseFirst(CREATE_REFUSALS, body)
@@ -102,16 +72,6 @@ export function refuseUnsupportedCreateFields(body: NewSandbox): void {
 /** Throws the 400 for the first field of a network update Sandbar cannot honour. */
 export function refuseUnsupportedNetworkFields(body: NetworkUpdate): void {
   refuseFirst(NETWORK_UPDATE_REFUSALS, body)
-}
-
-/** Throws the 400 when a pause asks to drop the sandbox's memory. */
-export function refuseUnsupportedPauseFields(body: PauseRequest): void {
-  refuseFirst(PAUSE_REFUSALS, body)
-}
-
-/** Throws the 400 when a connect asks to reboot the sandbox on resume. */
-export function refuseUnsupportedConnectFields(body: ConnectRequest): void {
-  refuseFirst(CONNECT_REFUSALS, body)
 }
 
 function refuseFirst<Body>(refusals: readonly FieldRefusal<Body>[], body: Body): void {

@@ -7,7 +7,7 @@ import { baseTemplate, sandboxRequest, startTestAgent, type TestAgent } from './
 import { leftoverCgroupDirs } from './cgroup-probe.js'
 
 describe('pause without memory', () => {
-  it('keeps only the files, through a restart and a reboot, and boots the sandbox on resume', async () => {
+  it('keeps only the files, through a restart and a host reboot, and boots the sandbox on resume', async () => {
     const first = await startTestAgent()
     let second: TestAgent | undefined
     try {
@@ -59,6 +59,23 @@ describe('pause without memory', () => {
       await second.agent.pause(sandboxID)
       await second.agent.resume(sandboxID)
       expect((await memoryServerState(address)).secret).toBe(after.secret)
+
+      // A reboot resume drops what memory it kept, frozen or hibernated, and boots.
+      const secrets = new Set([before.secret, after.secret])
+      for (const hibernate of [false, true]) {
+        await second.agent.pause(sandboxID)
+        if (hibernate) await second.agent.hibernate(sandboxID)
+        await second.agent.resume(sandboxID, { reboot: true })
+        expect(await second.agent.get(sandboxID)).toMatchObject({
+          state: 'running',
+          filesOnly: false,
+          hibernated: false,
+        })
+        const { secret } = await memoryServerState(address)
+        expect(secrets.has(secret)).toBe(false)
+        secrets.add(secret)
+        expect(await sandbox.files.read('/home/user/notes.txt')).toBe('written before')
+      }
     } finally {
       const agent = second ?? first
       expect(await agent.dispose()).toEqual([])

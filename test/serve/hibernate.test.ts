@@ -2,7 +2,7 @@ import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readRecord } from '../agent/agent-fixture.js'
 import { simulateReboot } from '../support/host-reboot.js'
-import { memoryServerCommand } from '../support/memory-server.js'
+import { memoryServerAnswer, memoryServerCommand } from '../support/memory-server.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
 // Issue 14: a paused sandbox moves from memory to disk (CRIU) and comes back with its
@@ -20,18 +20,15 @@ afterAll(async () => {
   expect(await serve?.stop()).toEqual([])
 })
 
-/** The secret and hit count the server holds, asked from inside the sandbox. */
-async function memoryState(sandbox: Sandbox): Promise<string> {
-  return (await sandbox.commands.run('curl -s http://127.0.0.1:8000/')).stdout
-}
-
 describe('hibernation', () => {
   it('resumes a paused sandbox from disk, processes and memory intact, after SIGKILL of serve', async () => {
     const sandbox = await Sandbox.create(opts())
     await sandbox.files.write('/home/user/notes.txt', 'before the pause')
     await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
-    await expect.poll(() => memoryState(sandbox), { timeout: 10_000 }).toMatch(/^[0-9a-f]{16} 1$/)
-    const [secret] = (await memoryState(sandbox)).split(' ')
+    await expect
+      .poll(() => memoryServerAnswer(sandbox), { timeout: 10_000 })
+      .toMatch(/^[0-9a-f]{16} 1$/)
+    const [secret] = (await memoryServerAnswer(sandbox)).split(' ')
 
     await sandbox.pause()
     await expect
@@ -44,7 +41,7 @@ describe('hibernation', () => {
     await serve.crashAndRestart()
 
     const resumed = await Sandbox.connect(sandbox.sandboxId, opts())
-    expect(await memoryState(resumed)).toBe(`${secret} 3`)
+    expect(await memoryServerAnswer(resumed)).toBe(`${secret} 3`)
     expect(await resumed.files.read('/home/user/notes.txt')).toBe('before the pause')
     const run = await resumed.commands.run('echo $((6 * 7))')
     expect(run).toMatchObject({ exitCode: 0, stdout: '42\n' })
@@ -55,13 +52,15 @@ describe('hibernation', () => {
   it('survives a host reboot when serve stopped with --hibernate while it ran', async () => {
     const sandbox = await Sandbox.create(opts())
     await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
-    await expect.poll(() => memoryState(sandbox), { timeout: 10_000 }).toMatch(/^[0-9a-f]{16} 1$/)
-    const [secret] = (await memoryState(sandbox)).split(' ')
+    await expect
+      .poll(() => memoryServerAnswer(sandbox), { timeout: 10_000 })
+      .toMatch(/^[0-9a-f]{16} 1$/)
+    const [secret] = (await memoryServerAnswer(sandbox)).split(' ')
     await serve.restart(() => simulateReboot(serve.dataDir, serve.prefix, [sandbox.sandboxId]))
     expect((await readRecord(serve.dataDir, sandbox.sandboxId)).hibernated).toBe(true)
     expect((await Sandbox.getInfo(sandbox.sandboxId, opts())).state).toBe('paused')
     const resumed = await Sandbox.connect(sandbox.sandboxId, opts())
-    expect(await memoryState(resumed)).toBe(`${secret} 3`)
+    expect(await memoryServerAnswer(resumed)).toBe(`${secret} 3`)
     await resumed.kill()
   })
 
@@ -72,15 +71,17 @@ describe('hibernation', () => {
       lifecycle: { onTimeout: 'pause', autoResume: true },
     })
     await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
-    await expect.poll(() => memoryState(sandbox), { timeout: 10_000 }).toMatch(/^[0-9a-f]{16} 1$/)
-    const [secret] = (await memoryState(sandbox)).split(' ')
+    await expect
+      .poll(() => memoryServerAnswer(sandbox), { timeout: 10_000 })
+      .toMatch(/^[0-9a-f]{16} 1$/)
+    const [secret] = (await memoryServerAnswer(sandbox)).split(' ')
     await expect
       .poll(async () => (await readRecord(serve.dataDir, sandbox.sandboxId)).hibernated, {
         timeout: 30_000,
       })
       .toBe(true)
     // The SDK's own request through the proxy restores it (§4.4), state and all.
-    expect(await memoryState(sandbox)).toBe(`${secret} 3`)
+    expect(await memoryServerAnswer(sandbox)).toBe(`${secret} 3`)
     await sandbox.kill()
   })
 })

@@ -150,10 +150,6 @@ describe('fields Sandbar cannot honour answer 400 naming the field', () => {
         },
         'iam',
       ],
-      [
-        { lifecycle: { onTimeout: { action: 'pause', keepMemory: false } } },
-        'autoPauseMemory: false (lifecycle onTimeout keepMemory: false)',
-      ],
     ]
     for (const [options, field] of cases) {
       const error = await refusedCreate(options)
@@ -190,20 +186,6 @@ describe('fields Sandbar cannot honour answer 400 naming the field', () => {
     expect(proxy.message.startsWith(`400: egressProxy is ${NOT_YET}`), proxy.message).toBe(true)
     await sandbox.updateNetwork({ denyOut: ['10.9.8.0/24'] })
     expect((await sandbox.getInfo()).network?.denyOut).toEqual(['10.9.8.0/24'])
-  })
-
-  it('a pause that drops memory, and a connect that reboots', async () => {
-    const pause = await rejection(sandbox.pause({ keepMemory: false }))
-    expect(pause.message).toBe(
-      "400: memory: false (pause keepMemory: false) is not supported by this Sandbar server yet: its pause always keeps the sandbox's memory and processes. Pause without keepMemory.",
-    )
-    expect((await sandbox.getInfo()).state).toBe('running')
-    const reboot = await rejection(
-      Sandbox.connect(sandbox.sandboxId, { ...opts(), onResume: 'reboot' }),
-    )
-    expect(reboot.message).toBe(
-      "400: memory: false (connect onResume: 'reboot') is not supported by this Sandbar server yet: a paused sandbox always resumes with its memory and processes. Connect without onResume, or kill the sandbox and create a new one.",
-    )
   })
 })
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { Sandbox, SandboxError, SandboxNotFoundError, type SnapshotListOpts } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { memoryServerCommand } from '../support/memory-server.js'
+import { memoryServerAnswer, memoryServerCommand } from '../support/memory-server.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
 // Issue 14: persistent snapshots (POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE
@@ -20,17 +20,14 @@ afterAll(async () => {
   expect(await serve?.stop()).toEqual([])
 })
 
-/** The secret and hit count the memory server holds, asked from inside the sandbox. */
-async function memoryState(sandbox: Sandbox): Promise<string> {
-  return (await sandbox.commands.run('curl -s http://127.0.0.1:8000/')).stdout
-}
-
 /** A sandbox running the memory server, and the secret it drew; the server has two hits. */
 async function sandboxWithServer(): Promise<{ sandbox: Sandbox; secret: string | undefined }> {
   const sandbox = await Sandbox.create(opts())
   await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
-  await expect.poll(() => memoryState(sandbox), { timeout: 10_000 }).toMatch(/^[0-9a-f]{16} 1$/)
-  const [secret] = (await memoryState(sandbox)).split(' ')
+  await expect
+    .poll(() => memoryServerAnswer(sandbox), { timeout: 10_000 })
+    .toMatch(/^[0-9a-f]{16} 1$/)
+  const [secret] = (await memoryServerAnswer(sandbox)).split(' ')
   return { sandbox, secret }
 }
 
@@ -64,10 +61,10 @@ describe('snapshots', () => {
         expect(restored.sandboxId).not.toBe(source.sandboxId)
         expect(await restored.files.read('/home/user/notes.txt')).toBe('before the snapshot')
         // The server runs on in the new sandbox with the memory it had: its secret, two hits.
-        expect(await memoryState(restored)).toBe(`${secret} 3`)
+        expect(await memoryServerAnswer(restored)).toBe(`${secret} 3`)
         // From here each counts its own.
-        expect(await memoryState(source)).toBe(`${secret} 3`)
-        expect(await memoryState(restored)).toBe(`${secret} 4`)
+        expect(await memoryServerAnswer(source)).toBe(`${secret} 3`)
+        expect(await memoryServerAnswer(restored)).toBe(`${secret} 4`)
         await restored.files.write('/home/user/notes.txt', 'written after')
         expect(await source.files.read('/home/user/notes.txt')).toBe('before the snapshot')
         expect(await restored.commands.run('echo $((6 * 7))')).toMatchObject({
@@ -141,14 +138,14 @@ describe('fork', () => {
         expect(new Set([source.sandboxId, a.sandboxId, b.sandboxId]).size).toBe(3)
         for (const fork of started) {
           expect(await fork.files.read('/home/user/state.txt')).toBe('state before fork')
-          expect(await memoryState(fork)).toBe(`${secret} 3`)
+          expect(await memoryServerAnswer(fork)).toBe(`${secret} 3`)
           expect(await fork.isRunning()).toBe(true)
         }
         await a.files.write('/home/user/state.txt', 'written in a fork')
         expect(await b.files.read('/home/user/state.txt')).toBe('state before fork')
         expect(await source.files.read('/home/user/state.txt')).toBe('state before fork')
         expect(await source.isRunning()).toBe(true)
-        expect(await memoryState(source)).toBe(`${secret} 3`)
+        expect(await memoryServerAnswer(source)).toBe(`${secret} 3`)
         // A fork leaves no snapshot behind.
         expect(await listedIDs({ sandboxId: source.sandboxId })).toEqual([])
       } finally {

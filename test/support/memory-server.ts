@@ -1,3 +1,5 @@
+import type { Sandbox } from 'e2b'
+
 /**
  * A command that starts a Python HTTP server on `address`:8000 whose whole state lives in its
  * memory: a random secret drawn at start and a count of the requests it answered, which it
@@ -30,4 +32,9 @@ export async function memoryServerState(
     ' ',
   )
   return { secret, hits: Number(hits) }
+}
+
+/** The memory server's `<secret> <count>`, asked from inside the sandbox through the SDK. */
+export async function memoryServerAnswer(sandbox: Sandbox): Promise<string> {
+  return (await sandbox.commands.run('curl -s http://127.0.0.1:8000/')).stdout
 }

@@ -13,10 +13,6 @@ import {
   timeoutSchema,
 } from '../schemas/sandbox-requests.js'
 import { jsonBody } from '../schemas/validate.js'
-import {
-  refuseUnsupportedConnectFields,
-  refuseUnsupportedPauseFields,
-} from '../unsupported-fields.js'
 
 /** SDK default when connect names no timeout (§4.2: "connect resets to 5 min"). */
 const CONNECT_DEFAULT_TIMEOUT_S = 300
@@ -31,26 +27,26 @@ export function sandboxLifecycleRoutes(service: SandboxService, domain: string) 
   const app = new Hono<AuthEnv>()
 
   app.post('/sandboxes/:sandboxID/pause', jsonBody(pauseSchema), async (c) => {
-    refuseUnsupportedPauseFields(c.req.valid('json'))
-    await service.pause(c.get('team'), sandboxIDFromPath(c.req.param('sandboxID')))
+    const { memory } = c.req.valid('json')
+    const sandboxID = sandboxIDFromPath(c.req.param('sandboxID'))
+    await service.pause(c.get('team'), sandboxID, { keepMemory: memory ?? true })
     return c.body(null, 204)
   })
 
   app.post('/sandboxes/:sandboxID/connect', jsonBody(connectSchema), async (c) => {
-    refuseUnsupportedConnectFields(c.req.valid('json'))
-    const { timeout } = c.req.valid('json')
+    const { timeout, memory } = c.req.valid('json')
     // §1.3 ConnectSandbox: `timeout` is required in v1.
     if (timeout === undefined) throw apiErrors.validation('timeout is required')
-    return connectReply(c.get('team'), c.req.param('sandboxID'), timeout)
+    return connectReply(c.get('team'), c.req.param('sandboxID'), timeout, memory)
   })
 
   app.post('/v2/sandboxes/:sandboxID/connect', jsonBody(connectSchema), async (c) => {
-    refuseUnsupportedConnectFields(c.req.valid('json'))
-    const { timeout } = c.req.valid('json')
+    const { timeout, memory } = c.req.valid('json')
     return connectReply(
       c.get('team'),
       c.req.param('sandboxID'),
       timeout ?? CONNECT_DEFAULT_TIMEOUT_S,
+      memory,
     )
   })
 
@@ -78,9 +74,19 @@ export function sandboxLifecycleRoutes(service: SandboxService, domain: string) 
     return c.json(sandboxReply(sandbox, domain), 201)
   })
 
-  /** §1.2: 200 when it was running, 201 when it was resumed. */
-  async function connectReply(team: Team, param: string, timeoutS: number) {
-    const { sandbox, resumed } = await service.connect(team, sandboxIDFromPath(param), timeoutS)
+  /**
+   * §1.2: 200 when it was running, 201 when it was resumed; `memory: false` (the SDK's
+   * `onResume: 'reboot'`) boots a paused sandbox over its files instead of restoring it.
+   */
+  async function connectReply(
+    team: Team,
+    param: string,
+    timeoutS: number,
+    memory: boolean | undefined,
+  ) {
+    const { sandbox, resumed } = await service.connect(team, sandboxIDFromPath(param), timeoutS, {
+      reboot: memory === false,
+    })
     return Response.json(sandboxReply(sandbox, domain), { status: resumed ? 201 : 200 })
   }
 

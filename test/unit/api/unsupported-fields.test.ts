@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../../../src/api/errors.js'
+import { networkUpdateSchema, newSandboxSchema } from '../../../src/api/schemas/sandbox-requests.js'
 import {
-  connectSchema,
-  networkUpdateSchema,
-  newSandboxSchema,
-  pauseSchema,
-} from '../../../src/api/schemas/sandbox-requests.js'
-import {
-  refuseUnsupportedConnectFields,
   refuseUnsupportedCreateFields,
   refuseUnsupportedNetworkFields,
-  refuseUnsupportedPauseFields,
 } from '../../../src/api/unsupported-fields.js'
 
 /** What a body gets from the refusal: the 400 body, or `accepted`. Bodies parse as on the wire. */
@@ -58,9 +51,6 @@ describe('create fields Sandbar cannot honour', () => {
     const rules = { 'api.example.com': [{ transform: { headers: { 'x-key': 'k' } } }] }
     expect(create({ network: { rules } })).toEqual(refused('network.rules'))
     expect(create({ network: { httpsPorts: [8443] } })).toEqual(refused('network.httpsPorts'))
-    expect(create({ autoPause: true, autoPauseMemory: false })).toEqual(
-      refused('autoPauseMemory: false (lifecycle onTimeout keepMemory: false)'),
-    )
   })
 
   it('refuses mcp first, even beside another refused field', () => {
@@ -72,7 +62,7 @@ describe('create fields Sandbar cannot honour', () => {
       create({
         timeout: 60,
         autoPause: true,
-        autoPauseMemory: true,
+        autoPauseMemory: false,
         autoResume: { enabled: true },
         secure: true,
         allow_internet_access: false,
@@ -102,21 +92,5 @@ describe('network update fields Sandbar cannot honour', () => {
     expect(
       update({ allowOut: ['1.1.1.1'], denyOut: ['0.0.0.0/0'], egressProxy: null, rules: {} }),
     ).toBe('accepted')
-  })
-})
-
-describe('pause and connect options that drop memory', () => {
-  it('refuses a filesystem-only pause and a reboot on resume', () => {
-    const pause = (body: object) =>
-      answer(() => refuseUnsupportedPauseFields(pauseSchema.parse(body)))
-    const connect = (body: object) =>
-      answer(() => refuseUnsupportedConnectFields(connectSchema.parse(body)))
-    expect(pause({ memory: false })).toEqual(refused('memory: false (pause keepMemory: false)'))
-    expect(pause({ memory: true })).toBe('accepted')
-    expect(pause({})).toBe('accepted')
-    expect(connect({ timeout: 30, memory: false })).toEqual(
-      refused("memory: false (connect onResume: 'reboot')"),
-    )
-    expect(connect({ timeout: 30 })).toBe('accepted')
   })
 })
