@@ -142,8 +142,8 @@ export async function imagesSize(dir: string): Promise<number> {
 
 /**
  * Makes a copy of another sandbox's checkpoint in `record`'s checkpoint directory restorable
- * as `record`: readable by its root group, its user namespaces on its host IDs, its cgroups'
- * limits the ones `record`'s container has now.
+ * as `record`: its user namespaces on its host IDs, its cgroups' limits the ones `record`'s
+ * container has now.
  */
 export async function adoptCheckpoint(
   parts: HostParts,
@@ -152,7 +152,6 @@ export async function adoptCheckpoint(
 ): Promise<void> {
   const dir = checkpointDir(parts, record.sandboxID)
   const { cgroupPath } = hostNames(parts.config.prefix, record.sandboxID)
-  await runHostCommand('chown', ['-R', `0:${record.idMap.hostID}`, dir])
   await remapUsernsImages(dir, sourceIDMap, record.idMap)
   const manifest = await readManifest(dir)
   await writeManifest(dir, { ...manifest, cgroups: await readCgroupLimits(cgroupPath) })

@@ -1,8 +1,18 @@
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import {
+  chmod,
+  chown,
+  copyFile,
+  link,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  writeFile,
+} from 'node:fs/promises'
 import path from 'node:path'
 import * as z from 'zod/mini'
 import { elapsedMs } from '../../elapsed-ms.js'
-import { runHostCommand } from '../host-command.js'
 import { hostNames } from '../host-names.js'
 import type { SnapshotReport } from '../index.js'
 import type { HostParts } from '../sandbox-host.js'
@@ -34,6 +44,8 @@ export type SnapshotSource = z.infer<typeof snapshotSourceSchema>
 
 const SOURCE_FILE = 'source.json'
 const IMAGES = 'images'
+/** CRIU's images of memory pages (`pages-<n>.img`), most of a checkpoint's bytes. */
+const PAGES_IMAGE = /^pages-\d+\.img$/
 
 /** Snapshots' process images: `<dataDir>/snapshots/<snapshotID>/`. */
 function snapshotsDir(parts: HostParts): string {
@@ -74,6 +86,10 @@ export async function snapshotSandbox(
     await files.save()
   } finally {
     await runtime.resume(container)
+  }
+  // A restore's own tasks read the pages, as the restored sandbox's root (restoreSnapshot).
+  for (const name of await readdir(images)) {
+    if (PAGES_IMAGE.test(name)) await chmod(path.join(images, name), 0o644)
   }
   const frozenMs = elapsedMs(frozen)
   const source: SnapshotSource = {
@@ -129,13 +145,22 @@ export async function restoreSnapshot(
 ): Promise<void> {
   const dir = checkpointDir(parts, record.sandboxID)
   await rm(dir, { recursive: true, force: true })
-  // A reflink where the file system has them; the pages are read once, by this restore.
-  await runHostCommand('cp', [
-    '-a',
-    '--reflink=auto',
-    path.join(snapshotDir(parts, snapshotID), IMAGES),
-    dir,
-  ])
+  // Root's and the sandbox's root group's, as a checkpoint of its own (dumpProcesses).
+  await mkdir(dir, { mode: 0o750 })
+  await chown(dir, 0, record.idMap.hostID)
+  // The memory pages, most of a checkpoint, are shared: every restore links the snapshot's
+  // (world-readable files in directories only root and a sandbox's root group walk into).
+  // The rest is small, and adoptCheckpoint rewrites some of it.
+  const images = path.join(snapshotDir(parts, snapshotID), IMAGES)
+  for (const name of await readdir(images)) {
+    const [from, to] = [path.join(images, name), path.join(dir, name)]
+    if (PAGES_IMAGE.test(name)) {
+      await link(from, to)
+    } else {
+      await copyFile(from, to)
+      await chown(to, 0, record.idMap.hostID)
+    }
+  }
   await adoptCheckpoint(parts, record, source.idMap)
   await restoreSandbox(parts, record, layerDirs, source.address)
 }
