@@ -297,7 +297,12 @@ class HostAgent implements Agent {
    */
   private async endProcesses(record: SandboxRecord): Promise<void> {
     const { sandboxID } = record
-    await this.parts.records.save({ ...record, filesOnly: true, hibernated: undefined })
+    await this.parts.records.save({
+      ...record,
+      filesOnly: true,
+      hibernated: undefined,
+      checkpointBytes: undefined,
+    })
     const runtime = this.parts.runtimes.get(record.runtime)
     // Thawed first: a frozen process takes its SIGKILL only once it runs.
     if (record.state === 'paused' && record.hibernated !== true) {
@@ -318,7 +323,7 @@ class HostAgent implements Agent {
       if (record.hibernated === true || record.filesOnly === true) return
       const started = performance.now()
       const { imageBytes } = await checkpointSandbox(this.parts, record)
-      await this.parts.records.save({ ...record, hibernated: true })
+      await this.parts.records.save({ ...record, hibernated: true, checkpointBytes: imageBytes })
       const durationMs = elapsedMs(started)
       this.parts.config.logger.info({ sandboxID, durationMs, imageBytes }, 'sandbox hibernated')
     })
@@ -348,6 +353,7 @@ class HostAgent implements Agent {
         ...record,
         state: 'running',
         hibernated: undefined,
+        checkpointBytes: undefined,
         filesOnly: undefined,
       })
     })
@@ -570,6 +576,7 @@ function info(record: SandboxRecord): SandboxInfo {
     state: record.state === 'paused' ? 'paused' : 'running',
     hibernated: record.hibernated === true,
     filesOnly: record.filesOnly === true,
+    checkpointBytes: record.checkpointBytes,
     runtime: record.runtime,
     cpuCount: record.cpuCount,
     memoryMB: record.memoryMB,

@@ -202,6 +202,8 @@ export interface SandboxInfo {
   hibernated: boolean
   /** A paused sandbox has no processes, only its files: its resume boots it. */
   filesOnly: boolean
+  /** The disk a hibernated sandbox's checkpoint takes, in bytes. */
+  checkpointBytes?: number
   runtime: RuntimeName
   cpuCount: number
   memoryMB: number

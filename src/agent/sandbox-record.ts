@@ -31,6 +31,8 @@ const recordSchema = z.object({
   state: z.enum(['creating', 'running', 'paused']),
   /** A paused sandbox whose processes CRIU wrote to its checkpoint directory and ended. */
   hibernated: z.optional(z.boolean()),
+  /** The size of a hibernated sandbox's checkpoint, in bytes. */
+  checkpointBytes: z.optional(z.number()),
   /** A paused sandbox whose processes were ended, its files kept: its resume boots it. */
   filesOnly: z.optional(z.boolean()),
   /**

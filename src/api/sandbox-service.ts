@@ -26,6 +26,7 @@ import { SandboxEvents } from './sandbox-events.js'
 import { killIfPresent } from './sandbox-reconcile.js'
 import { SandboxSlots } from './sandbox-slots.js'
 import { SandboxTelemetry } from './sandbox-telemetry.js'
+import { type PausedTier, pausedTier } from './sandbox-views.js'
 import type { NetworkUpdate, NewSandbox } from './schemas/sandbox-requests.js'
 import type { TemplateService } from './template-service.js'
 import {
@@ -115,13 +116,9 @@ export class SandboxService {
     egress: EgressPolicy,
     { pooled, started }: { pooled: boolean; started: number },
   ): Promise<Sandbox> {
-    const release = await this.slots.reserve(sandbox.teamID)
-    try {
-      // From here the `starting` row holds the team's slot.
-      await this.store.insertSandbox({ ...sandbox, state: 'starting' })
-    } finally {
-      await release()
-    }
+    const slot = await this.slots.reserve(sandbox.teamID)
+    // From here the `starting` row holds the team's slot.
+    await slot.commit(() => this.store.insertSandbox({ ...sandbox, state: 'starting' }))
     await this.start(sandbox, template, egress, pooled)
     this.templates.recordSpawn(sandbox.templateID)
     // The sandbox runs and is stored: a log write that fails must not turn that into a 500.
@@ -228,6 +225,23 @@ export class SandboxService {
     if (sandbox === undefined || !isListed(sandbox.state))
       throw apiErrors.sandboxNotFound(sandboxID)
     return sandbox
+  }
+
+  /** Paused sandboxes' tiers by ID, from the agent (sandbox-views.ts). */
+  async pausedTiers(): Promise<Map<string, PausedTier>> {
+    const tiers = new Map<string, PausedTier>()
+    for (const info of await this.agent.list()) {
+      const tier = pausedTier(info)
+      if (tier !== undefined) tiers.set(info.sandboxID, tier)
+    }
+    return tiers
+  }
+
+  /** A paused sandbox's tier, from the agent (sandbox-views.ts). */
+  async pausedTierOf(sandbox: Sandbox): Promise<PausedTier | undefined> {
+    return sandbox.state === 'paused'
+      ? pausedTier(await this.agent.get(sandbox.sandboxID))
+      : undefined
   }
 
   /** What a running or paused sandbox changed against its template (a Sandbar extension). */
@@ -415,20 +429,22 @@ export class SandboxService {
     if (paused === undefined || !isListed(paused.state)) throw apiErrors.sandboxNotFound(sandboxID)
     if (paused.state === 'running') return paused
     const started = performance.now()
-    const release = await this.slots.reserve(paused.teamID)
+    const slot = await this.slots.reserve(paused.teamID)
     try {
       await this.agent.resume(sandboxID, { reboot }).catch((error: unknown) => {
         if (!(error instanceof SandboxStateError)) throw error
       })
       const now = new Date()
-      const updated = await this.store.updateSandbox(
-        sandboxID,
-        {
-          state: 'running',
-          endAt: new Date(now.getTime() + timeoutS * 1000),
-          maxEndAt: this.maxEndFrom(now),
-        },
-        'paused',
+      const updated = await slot.commit(() =>
+        this.store.updateSandbox(
+          sandboxID,
+          {
+            state: 'running',
+            endAt: new Date(now.getTime() + timeoutS * 1000),
+            maxEndAt: this.maxEndFrom(now),
+          },
+          'paused',
+        ),
       )
       const sandbox = updated ?? (await this.store.getSandbox(sandboxID))
       if (sandbox === undefined) throw apiErrors.sandboxNotFound(sandboxID)
@@ -442,7 +458,7 @@ export class SandboxService {
       }
       return sandbox
     } finally {
-      await release()
+      await slot.release()
     }
   }
 

@@ -1,3 +1,4 @@
+import type { SandboxInfo } from '../agent/index.js'
 import type { Sandbox } from '../store/index.js'
 
 /** wave2-contracts §2.4: the mounts as the create asked for them, by name. */
@@ -25,8 +26,26 @@ export function sandboxReply(sandbox: Sandbox, domain: string) {
   }
 }
 
-/** Wire contract §1.3 `ListedSandbox`. */
-export function listedSandbox(sandbox: Sandbox) {
+/**
+ * Where a paused sandbox is (a Sandbar extension to lists and the detail, which E2B's clients
+ * ignore): `memory` frozen in place, `disk` hibernated with CRIU (its checkpoint's size in
+ * `checkpointBytes`), `files` paused without memory.
+ */
+export interface PausedTier {
+  pausedTier: 'memory' | 'disk' | 'files'
+  checkpointBytes?: number
+}
+
+/** A paused sandbox's tier as its agent reports it; nothing for a running one. */
+export function pausedTier(info: SandboxInfo | undefined): PausedTier | undefined {
+  if (info?.state !== 'paused') return undefined
+  if (info.filesOnly) return { pausedTier: 'files' }
+  if (info.hibernated) return { pausedTier: 'disk', checkpointBytes: info.checkpointBytes }
+  return { pausedTier: 'memory' }
+}
+
+/** Wire contract §1.3 `ListedSandbox`, with a paused sandbox's tier. */
+export function listedSandbox(sandbox: Sandbox, paused?: PausedTier) {
   return {
     templateID: sandbox.templateID,
     alias: sandbox.alias ?? undefined,
@@ -41,13 +60,14 @@ export function listedSandbox(sandbox: Sandbox) {
     state: sandbox.state,
     envdVersion: sandbox.envdVersion,
     volumeMounts: volumeMountsView(sandbox),
+    ...(sandbox.state === 'paused' ? paused : undefined),
   }
 }
 
 /** Wire contract §1.3 `SandboxDetail`, with the service's domain as in `sandboxReply`. */
-export function sandboxDetail(sandbox: Sandbox, domain: string) {
+export function sandboxDetail(sandbox: Sandbox, domain: string, paused?: PausedTier) {
   return {
-    ...listedSandbox(sandbox),
+    ...listedSandbox(sandbox, paused),
     envdAccessToken: sandbox.envdAccessToken ?? undefined,
     allowInternetAccess: sandbox.allowInternetAccess,
     domain,

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readRecord } from '../agent/agent-fixture.js'
 import { simulateReboot } from '../support/host-reboot.js'
 import { memoryServerAnswer, memoryServerCommand } from '../support/memory-server.js'
+import { shownPausedTier } from '../support/serve-process.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
 // Issue 14: a paused sandbox moves from memory to disk (CRIU) and comes back with its
@@ -38,6 +39,10 @@ describe('hibernation', () => {
       .toBe(true)
     const info = await Sandbox.getInfo(sandbox.sandboxId, opts())
     expect(info.state).toBe('paused')
+    const shown = await shownPausedTier(serve.client, sandbox.sandboxId)
+    expect(shown.detail).toEqual(shown.listed)
+    expect(shown.detail?.pausedTier).toBe('disk')
+    expect(shown.detail?.checkpointBytes).toBeGreaterThan(1024 * 1024)
     await serve.crashAndRestart()
 
     const resumed = await Sandbox.connect(sandbox.sandboxId, opts())

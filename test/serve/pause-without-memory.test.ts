@@ -2,6 +2,7 @@ import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readRecord } from '../agent/agent-fixture.js'
 import { memoryServerAnswer, memoryServerCommand } from '../support/memory-server.js'
+import { shownPausedTier } from '../support/serve-process.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
 // Issue 14: `pause({ keepMemory: false })`, `lifecycle.onTimeout.keepMemory: false` and
@@ -49,6 +50,11 @@ describe('pause without memory', () => {
         state: 'paused',
         filesOnly: true,
       })
+      const files = { pausedTier: 'files', checkpointBytes: undefined }
+      expect(await shownPausedTier(serve.client, sandbox.sandboxId)).toEqual({
+        detail: files,
+        listed: files,
+      })
 
       const resumed = await sandbox.connect()
       expect(resumed.sandboxId).toBe(sandbox.sandboxId)
@@ -79,6 +85,11 @@ describe('pause without memory', () => {
       // Paused with its memory, a reboot resume drops it too.
       await busySandbox(sandbox)
       await sandbox.pause()
+      const frozen = { pausedTier: 'memory', checkpointBytes: undefined }
+      expect(await shownPausedTier(serve.client, sandbox.sandboxId)).toEqual({
+        detail: frozen,
+        listed: frozen,
+      })
       await Sandbox.connect(sandbox.sandboxId, { ...opts(), onResume: 'reboot' })
       await expectBootedOverFiles(sandbox)
     } finally {

@@ -144,3 +144,27 @@ function loggedSandboxID(line: string, message: string): string | undefined {
   const entry = JSON.parse(line) as { msg?: string; sandboxID?: string }
   return entry.msg === message ? entry.sandboxID : undefined
 }
+
+/**
+ * A paused sandbox's tier as the service's detail and its paused list show it (Sandbar's
+ * `pausedTier` and `checkpointBytes`, which the SDK drops), read with the API key.
+ */
+export async function shownPausedTier(client: ClientEnv, sandboxID: string) {
+  type Shown = { sandboxID: string; pausedTier?: string; checkpointBytes?: number }
+  const get = async (path: string): Promise<unknown> => {
+    const response = await fetch(`${client.apiUrl}${path}`, {
+      headers: { 'X-API-Key': client.apiKey },
+    })
+    if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`)
+    return response.json()
+  }
+  const tierOf = (sandbox: Shown | undefined) =>
+    sandbox === undefined
+      ? undefined
+      : { pausedTier: sandbox.pausedTier, checkpointBytes: sandbox.checkpointBytes }
+  const listed = (await get('/v2/sandboxes?state=paused')) as Shown[]
+  return {
+    detail: tierOf((await get(`/sandboxes/${sandboxID}`)) as Shown),
+    listed: tierOf(listed.find((sandbox) => sandbox.sandboxID === sandboxID)),
+  }
+}

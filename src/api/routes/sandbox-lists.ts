@@ -14,7 +14,7 @@ export function sandboxListRoutes(service: SandboxService) {
   app.get('/sandboxes', queryParams(listV1QuerySchema), async (c) => {
     const metadata = parseMetadata(c.req.valid('query').metadata)
     const sandboxes = await service.listRunning(c.get('team'), metadata)
-    return c.json(sandboxes.map(listedSandbox))
+    return c.json(sandboxes.map((sandbox) => listedSandbox(sandbox)))
   })
 
   app.get('/v2/sandboxes', queryParams(listQuerySchema), async (c) => {
@@ -40,7 +40,10 @@ export function sandboxListRoutes(service: SandboxService) {
     // §1.1: X-Total-Running accompanies lists that asked for running sandboxes.
     if (states.includes('running'))
       c.header('X-Total-Running', String(await service.countRunning(team)))
-    return c.json(page.sandboxes.map(listedSandbox))
+    const tiers = states.includes('paused') ? await service.pausedTiers() : new Map()
+    return c.json(
+      page.sandboxes.map((sandbox) => listedSandbox(sandbox, tiers.get(sandbox.sandboxID))),
+    )
   })
 
   return app

@@ -25,7 +25,7 @@ export function sandboxRoutes(service: SandboxService, domain: string) {
 
   app.get('/sandboxes/:sandboxID', async (c) => {
     const sandbox = await service.get(c.get('team'), sandboxIDFromPath(c.req.param('sandboxID')))
-    return c.json(sandboxDetail(sandbox, domain))
+    return c.json(sandboxDetail(sandbox, domain, await service.pausedTierOf(sandbox)))
   })
 
   app.delete('/sandboxes/:sandboxID', async (c) => {

@@ -14,10 +14,11 @@ describe('SandboxSlots', () => {
     })
     const outcomes = await Promise.allSettled(
       Array.from({ length: 6 }, async (_, i) => {
-        const release = await slots.reserve('team')
+        const slot = await slots.reserve('team')
         await sleep(10)
-        stored.add(`s${i}`)
-        await release()
+        await slot.commit(async () => {
+          stored.add(`s${i}`)
+        })
       }),
     )
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(2)
@@ -28,17 +29,32 @@ describe('SandboxSlots', () => {
     expect(refusals[0]?.status).toBe(429)
   })
 
+  it('counts a sandbox once while its row is stored, however creates interleave', async () => {
+    const stored = new Set<string>()
+    const slots = new SandboxSlots(2, async () => stored.size)
+    const first = await slots.reserve('team')
+    // The second create counts while the first stores its row: it must see one sandbox.
+    const storing = first.commit(async () => {
+      stored.add('first')
+    })
+    const second = slots.reserve('team')
+    await storing
+    await expect(second).resolves.toBeDefined()
+  })
+
   it('frees a slot whose create failed', async () => {
     const slots = new SandboxSlots(1, async () => 0)
-    const release = await slots.reserve('team')
+    const slot = await slots.reserve('team')
     await expect(slots.reserve('team')).rejects.toBeInstanceOf(ApiError)
-    await release()
-    await expect(slots.reserve('team')).resolves.toBeTypeOf('function')
+    await slot.release()
+    await slot.release()
+    await expect(slots.reserve('team')).resolves.toBeDefined()
+    await expect(slots.reserve('team')).rejects.toBeInstanceOf(ApiError)
   })
 
   it('counts each team on its own', async () => {
     const slots = new SandboxSlots(1, async () => 0)
     await slots.reserve('a')
-    await expect(slots.reserve('b')).resolves.toBeTypeOf('function')
+    await expect(slots.reserve('b')).resolves.toBeDefined()
   })
 })
