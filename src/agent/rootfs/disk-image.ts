@@ -1,4 +1,5 @@
-import { chmod, open, readdir, readFile, rm } from 'node:fs/promises'
+import { readdirSync, readFileSync } from 'node:fs'
+import { chmod, open, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
 import { unmountAll } from './unmount.js'
@@ -68,8 +69,13 @@ export async function makeDiskImage(
  * rather than a second one attached: two loop devices over one file would be two filesystems
  * writing the same blocks.
  */
-export async function mountImage(image: string, mountPoint: string): Promise<void> {
-  const [attached] = await loopDevicesOf(image)
+export async function mountImage(
+  image: string,
+  mountPoint: string,
+  /** Made just now: no loop device can be backed by it yet. */
+  { fresh = false }: { fresh?: boolean } = {},
+): Promise<void> {
+  const [attached] = fresh ? [] : loopDevicesOf(image)
   // `-o loop` sets up the loop device with autoclear: the last unmount detaches it.
   const [options, source] =
     attached === undefined
@@ -84,7 +90,7 @@ export async function mountImage(image: string, mountPoint: string): Promise<voi
  */
 export async function mountDiskImage(disk: DiskImage): Promise<void> {
   await makeDiskImage(disk.image, disk.sizeMB)
-  await mountImage(disk.image, disk.mountPoint)
+  await mountImage(disk.image, disk.mountPoint, { fresh: true })
   await chmod(disk.mountPoint, 0o700)
 }
 
@@ -96,7 +102,7 @@ export async function mountDiskImage(disk: DiskImage): Promise<void> {
 export async function removeDiskImage(disk: Pick<DiskImage, 'image' | 'mountPoint'>) {
   await unmountAll(disk.mountPoint)
   // Autoclear detaches a moment after the unmount; one that already went is not an error.
-  for (const device of await loopDevicesOf(disk.image)) {
+  for (const device of loopDevicesOf(disk.image)) {
     await runHostCommand('losetup', ['--detach', device]).catch(() => undefined)
   }
   await rm(disk.image, { force: true })
@@ -104,17 +110,28 @@ export async function removeDiskImage(disk: Pick<DiskImage, 'image' | 'mountPoin
 
 /**
  * Loop devices backed by `image`, from sysfs (`/sys/block/loopN/loop/backing_file`, present
- * while attached), which saves a `losetup` run on every kill.
+ * while attached), which saves a `losetup` run on every kill. Synchronous: a host keeps every
+ * loop device it ever had (a thousand after a thousand sandboxes), and a sysfs read takes
+ * microseconds where each asynchronous one is a thread-pool round trip.
  */
-export async function loopDevicesOf(image: string): Promise<string[]> {
+export function loopDevicesOf(image: string): string[] {
   const target = path.resolve(image)
   const devices: string[] = []
-  for (const name of await readdir('/sys/block')) {
+  for (const name of readdirSync('/sys/block')) {
     if (!name.startsWith('loop')) continue
-    const backing = await readFile(`/sys/block/${name}/loop/backing_file`, 'utf8').catch(() => '')
+    const backing = readBackingFile(name)
     // The kernel appends " (deleted)" once the file is gone, as for /proc/*/exe.
     const file = backing.trim().replace(/ \(deleted\)$/, '')
     if (file === target) devices.push(`/dev/${name}`)
   }
   return devices
+}
+
+/** A loop device's backing file, or '' when it is detached. */
+function readBackingFile(device: string): string {
+  try {
+    return readFileSync(`/sys/block/${device}/loop/backing_file`, 'utf8')
+  } catch {
+    return ''
+  }
 }

@@ -5,7 +5,7 @@ import { parseMountinfo } from '../rootfs/mountinfo.js'
 /** The `major:minor` of each loop device backed by `image` (sysfs). */
 export async function loopDeviceNumbers(image: string): Promise<string[]> {
   const numbers: string[] = []
-  for (const device of await loopDevicesOf(image)) {
+  for (const device of loopDevicesOf(image)) {
     const name = device.slice('/dev/'.length)
     const text = await readFile(`/sys/block/${name}/dev`, 'utf8').catch(() => '')
     if (text.trim() !== '') numbers.push(text.trim())
