@@ -12,6 +12,8 @@ import { refuseUncheckpointable, snapshotOnAgent, sourceBuildResult } from './sn
 
 /** §1.3 SandboxForkRequest: `count` 1..100 (infra's cap), default 1. */
 export const MAX_FORKS = 100
+/** Forks started at once: about what a 2-core host restores without them slowing each other. */
+const FORKS_AT_ONCE = 4
 /** §1.3 SandboxForkRequest: `timeout` default 15 s. */
 const FORK_DEFAULT_TIMEOUT_S = 15
 
@@ -71,11 +73,18 @@ export class SandboxForks {
       defaultWorkdir,
       snapshotID,
     }
-    let results: ForkResult[]
+    const results: ForkResult[] = []
     try {
-      results = await Promise.all(
-        Array.from({ length: count }, () => this.startFork(source, template, egress, timeoutS)),
-      )
+      // A few at a time: each restore reads the whole memory image, and a hundred at once on
+      // a small host would starve the running sandboxes and time out together.
+      let next = 0
+      const worker = async () => {
+        while (next < count) {
+          const index = next++
+          results[index] = await this.startFork(source, template, egress, timeoutS)
+        }
+      }
+      await Promise.all(Array.from({ length: Math.min(count, FORKS_AT_ONCE) }, worker))
     } finally {
       // Its forks run on their own; their layers stay while they stack them.
       await this.agent.removeSnapshot(snapshotID).catch((error: unknown) => {
