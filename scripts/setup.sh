@@ -31,7 +31,7 @@ not_installed() {
       echo "$package"
   done
 }
-packages=(crun runc nftables iproute2 mmdebstrap util-linux tini openssl libnss-myhostname busybox-static postgresql python3 make g++
+packages=(crun runc nftables iproute2 mmdebstrap util-linux tini openssl libnss-myhostname busybox-static postgresql python3 make g++ zstd
   skopeo umoci docker-registry apache2-utils musl
   python3-ipython python3-matplotlib python3-numpy python3-pandas python3-pil)
 # Installed without recommends: qemu-system-x86 is then 29 packages, 17 MB to download and

@@ -390,7 +390,9 @@ export class SandboxService {
     if (sandbox.state === 'paused') throw apiErrors.sandboxAlreadyPaused(sandboxID)
     await this.pauseRunning(sandboxID, keepMemory)
     await this.events.record(sandbox, 'paused', { keepMemory: `${keepMemory}` })
-    this.logger.info({ sandboxID, keepMemory, durationMs: elapsedMs(started) }, 'sandbox paused')
+    // Only the uncommon pause, without memory, says so: the usual one reads as before.
+    const kind = keepMemory ? {} : { keepMemory }
+    this.logger.info({ sandboxID, ...kind, durationMs: elapsedMs(started) }, 'sandbox paused')
   }
 
   /**

@@ -32,6 +32,7 @@ import {
 import { DEFAULT_CRIU_BINARY, DUMP_LOG, dumpArgs, RESTORE_LOG, restoreArgs } from './criu-args.js'
 import { asNamespaceOwner } from './criu-credentials.js'
 import { outsideFiles } from './outside-files.js'
+import { compressPages, decompressPages } from './page-images.js'
 import { remapUsernsImages } from './userns-image.js'
 
 /**
@@ -86,6 +87,7 @@ export async function checkpointSandbox(
   // a host that goes down with the sandbox hibernated keeps it.
   await runHostCommand('sync', ['--file-system', paths.upper])
   await writeFile(path.join(dir, COMPLETE_MARKER), '')
+  await compressPages(dir)
   // The host's connections to the sandbox (the proxy's and the agent's keep-alive sockets)
   // would meet a reset on their next request after the restore: they end now, as E2B's
   // resume ends them, and their holders open new ones.
@@ -184,6 +186,7 @@ export async function restoreSandbox(
   const dir = checkpointDir(parts, sandboxID)
   const manifest = await readManifest(dir)
   await remountSandboxRoot(parts, record, layers)
+  await decompressPages(dir)
   // A restore cut short by a crash may have left part of a tree in the container's cgroups.
   await killCgroupProcesses(await containerCgroupDirs(names.cgroupPath))
   // A crash between a restore's wiring and its end leaves a network: the wiring comes anew.

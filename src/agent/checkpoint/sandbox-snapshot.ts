@@ -17,6 +17,7 @@ import { hostNames } from '../host-names.js'
 import type { SnapshotReport } from '../index.js'
 import type { HostParts } from '../sandbox-host.js'
 import type { SandboxRecord } from '../sandbox-record.js'
+import { PAGES_IMAGE } from './page-images.js'
 import {
   adoptCheckpoint,
   checkpointDir,
@@ -44,8 +45,6 @@ export type SnapshotSource = z.infer<typeof snapshotSourceSchema>
 
 const SOURCE_FILE = 'source.json'
 const IMAGES = 'images'
-/** CRIU's images of memory pages (`pages-<n>.img`), most of a checkpoint's bytes. */
-const PAGES_IMAGE = /^pages-\d+\.img$/
 
 /** Snapshots' process images: `<dataDir>/snapshots/<snapshotID>/`. */
 function snapshotsDir(parts: HostParts): string {
