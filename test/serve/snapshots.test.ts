@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { Sandbox, SandboxError, SandboxNotFoundError, type SnapshotListOpts } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { memoryServerAnswer, memoryServerCommand } from '../support/memory-server.js'
+import { callApi } from '../support/serve-process.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
 // Issue 14: persistent snapshots (POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE
@@ -129,21 +130,32 @@ describe('fork', () => {
     const { sandbox: source, secret } = await sandboxWithServer()
     try {
       await source.files.write('/home/user/state.txt', 'state before fork')
-      const forks = await source.fork({ count: 2, timeoutMs: 120_000 })
+      const forks = await source.fork({ count: 3, timeoutMs: 120_000 })
       const started = forks.filter((fork): fork is Sandbox => fork instanceof Sandbox)
       try {
-        expect(started).toHaveLength(2)
-        const [a, b] = started
-        if (a === undefined || b === undefined) throw new Error('two forks expected')
-        expect(new Set([source.sandboxId, a.sandboxId, b.sandboxId]).size).toBe(3)
+        expect(started).toHaveLength(3)
+        const [a, ...others] = started
+        if (a === undefined) throw new Error('three forks expected')
+        // Each its own ID and envd token.
+        const all = [source, ...started]
+        expect(new Set(all.map((sandbox) => sandbox.sandboxId)).size).toBe(4)
+        const tokens = await Promise.all(
+          all.map(
+            async (sandbox) =>
+              (await callApi(serve.client, 'GET', `/sandboxes/${sandbox.sandboxId}`)).body
+                .envdAccessToken,
+          ),
+        )
+        expect(new Set(tokens).size).toBe(4)
         for (const fork of started) {
           expect(await fork.files.read('/home/user/state.txt')).toBe('state before fork')
           expect(await memoryServerAnswer(fork)).toBe(`${secret} 3`)
           expect(await fork.isRunning()).toBe(true)
         }
         await a.files.write('/home/user/state.txt', 'written in a fork')
-        expect(await b.files.read('/home/user/state.txt')).toBe('state before fork')
-        expect(await source.files.read('/home/user/state.txt')).toBe('state before fork')
+        for (const other of [...others, source]) {
+          expect(await other.files.read('/home/user/state.txt')).toBe('state before fork')
+        }
         expect(await source.isRunning()).toBe(true)
         expect(await memoryServerAnswer(source)).toBe(`${secret} 3`)
         // A fork leaves no snapshot behind.

@@ -151,20 +151,16 @@ function loggedSandboxID(line: string, message: string): string | undefined {
  */
 export async function shownPausedTier(client: ClientEnv, sandboxID: string) {
   type Shown = { sandboxID: string; pausedTier?: string; checkpointBytes?: number }
-  const get = async (path: string): Promise<unknown> => {
-    const response = await fetch(`${client.apiUrl}${path}`, {
-      headers: { 'X-API-Key': client.apiKey },
-    })
-    if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`)
-    return response.json()
-  }
   const tierOf = (sandbox: Shown | undefined) =>
     sandbox === undefined
       ? undefined
       : { pausedTier: sandbox.pausedTier, checkpointBytes: sandbox.checkpointBytes }
-  const listed = (await get('/v2/sandboxes?state=paused')) as Shown[]
+  const [detail, listed] = await Promise.all([
+    callApi(client, 'GET', `/sandboxes/${sandboxID}`),
+    callApi(client, 'GET', '/v2/sandboxes?state=paused'),
+  ])
   return {
-    detail: tierOf((await get(`/sandboxes/${sandboxID}`)) as Shown),
-    listed: tierOf(listed.find((sandbox) => sandbox.sandboxID === sandboxID)),
+    detail: tierOf(detail.body as Shown),
+    listed: tierOf((listed.body as Shown[]).find((sandbox) => sandbox.sandboxID === sandboxID)),
   }
 }
