@@ -2,7 +2,7 @@ import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readRecord } from '../agent/agent-fixture.js'
 import { simulateReboot } from '../support/host-reboot.js'
-import { memoryServerAnswer, memoryServerCommand } from '../support/memory-server.js'
+import { memoryServerAnswer, startMemoryServer } from '../support/memory-server.js'
 import { shownPausedTier } from '../support/serve-process.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
@@ -25,11 +25,7 @@ describe('hibernation', () => {
   it('resumes a paused sandbox from disk, processes and memory intact, after SIGKILL of serve', async () => {
     const sandbox = await Sandbox.create(opts())
     await sandbox.files.write('/home/user/notes.txt', 'before the pause')
-    await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
-    await expect
-      .poll(() => memoryServerAnswer(sandbox), { timeout: 10_000 })
-      .toMatch(/^[0-9a-f]{16} 1$/)
-    const [secret] = (await memoryServerAnswer(sandbox)).split(' ')
+    const secret = await startMemoryServer(sandbox)
 
     await sandbox.pause()
     await expect
@@ -56,11 +52,7 @@ describe('hibernation', () => {
 
   it('survives a host reboot when serve stopped with --hibernate while it ran', async () => {
     const sandbox = await Sandbox.create(opts())
-    await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
-    await expect
-      .poll(() => memoryServerAnswer(sandbox), { timeout: 10_000 })
-      .toMatch(/^[0-9a-f]{16} 1$/)
-    const [secret] = (await memoryServerAnswer(sandbox)).split(' ')
+    const secret = await startMemoryServer(sandbox)
     await serve.restart(() => simulateReboot(serve.dataDir, serve.prefix, [sandbox.sandboxId]))
     expect((await readRecord(serve.dataDir, sandbox.sandboxId)).hibernated).toBe(true)
     expect((await Sandbox.getInfo(sandbox.sandboxId, opts())).state).toBe('paused')
@@ -75,11 +67,7 @@ describe('hibernation', () => {
       timeoutMs: 5_000,
       lifecycle: { onTimeout: 'pause', autoResume: true },
     })
-    await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
-    await expect
-      .poll(() => memoryServerAnswer(sandbox), { timeout: 10_000 })
-      .toMatch(/^[0-9a-f]{16} 1$/)
-    const [secret] = (await memoryServerAnswer(sandbox)).split(' ')
+    const secret = await startMemoryServer(sandbox)
     await expect
       .poll(async () => (await readRecord(serve.dataDir, sandbox.sandboxId)).hibernated, {
         timeout: 30_000,

@@ -1,7 +1,7 @@
 import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readRecord } from '../agent/agent-fixture.js'
-import { memoryServerAnswer, memoryServerCommand } from '../support/memory-server.js'
+import { startMemoryServer } from '../support/memory-server.js'
 import { shownPausedTier } from '../support/serve-process.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
@@ -24,10 +24,7 @@ afterAll(async () => {
 async function busySandbox(sandbox: Sandbox): Promise<void> {
   await sandbox.files.write('/home/user/notes.txt', 'before the pause')
   await sandbox.commands.run('sleep 3600', { background: true, timeoutMs: 0 })
-  await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
-  await expect
-    .poll(() => memoryServerAnswer(sandbox), { timeout: 10_000 })
-    .toMatch(/^[0-9a-f]{16} 1$/)
+  await startMemoryServer(sandbox)
 }
 
 /** What of a sandbox's past a boot over its files left: the file, and no old process. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { Sandbox, SandboxError, SandboxNotFoundError, type SnapshotListOpts } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { memoryServerAnswer, memoryServerCommand } from '../support/memory-server.js'
+import { memoryServerAnswer, startMemoryServer } from '../support/memory-server.js'
 import { callApi } from '../support/serve-process.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
@@ -22,14 +22,9 @@ afterAll(async () => {
 })
 
 /** A sandbox running the memory server, and the secret it drew; the server has two hits. */
-async function sandboxWithServer(): Promise<{ sandbox: Sandbox; secret: string | undefined }> {
+async function sandboxWithServer(): Promise<{ sandbox: Sandbox; secret: string }> {
   const sandbox = await Sandbox.create(opts())
-  await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
-  await expect
-    .poll(() => memoryServerAnswer(sandbox), { timeout: 10_000 })
-    .toMatch(/^[0-9a-f]{16} 1$/)
-  const [secret] = (await memoryServerAnswer(sandbox)).split(' ')
-  return { sandbox, secret }
+  return { sandbox, secret: await startMemoryServer(sandbox) }
 }
 
 /** The IDs of the first page of `Sandbox.listSnapshots` with these filters. */

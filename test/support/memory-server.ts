@@ -1,4 +1,5 @@
 import type { Sandbox } from 'e2b'
+import { expect } from 'vitest'
 
 /**
  * A command that starts a Python HTTP server on `address`:8000 whose whole state lives in its
@@ -37,4 +38,16 @@ export async function memoryServerState(
 /** The memory server's `<secret> <count>`, asked from inside the sandbox through the SDK. */
 export async function memoryServerAnswer(sandbox: Sandbox): Promise<string> {
   return (await sandbox.commands.run('curl -s http://127.0.0.1:8000/')).stdout
+}
+
+/**
+ * Starts the memory server in the sandbox on loopback, through the SDK, and returns the secret
+ * it drew; it has answered twice then (its first answer awaited, then the secret read).
+ */
+export async function startMemoryServer(sandbox: Sandbox): Promise<string> {
+  await sandbox.commands.run(memoryServerCommand('127.0.0.1'), { background: true, timeoutMs: 0 })
+  await expect
+    .poll(() => memoryServerAnswer(sandbox), { timeout: 10_000 })
+    .toMatch(/^[0-9a-f]{16} 1$/)
+  return (await memoryServerAnswer(sandbox)).split(' ')[0] ?? ''
 }
