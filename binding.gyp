@@ -6,6 +6,11 @@
       "cflags": ["-Wall", "-Wextra", "-Werror"]
     },
     {
+      "target_name": "process_spawn",
+      "sources": ["src/envd/process/process-spawn.c"],
+      "cflags": ["-Wall", "-Wextra", "-Werror"]
+    },
+    {
       "target_name": "listening_sockets",
       "sources": ["src/envd/port-forward/listening-sockets.c"],
       "cflags": ["-Wall", "-Wextra", "-Werror"]

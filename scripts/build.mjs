@@ -76,14 +76,15 @@ if (existsSync('src/interpreter/python')) {
   await cp('src/interpreter/python', `${outdir}/interpreter/python`, { recursive: true })
 }
 
-// envd loads node-pty, fs-xattr and its own thread-credentials and listening-sockets
-// (binding.gyp, built by `npm install`); the CLI bundles envd too, plus the store's
-// better-sqlite3.
+// envd loads node-pty, fs-xattr and its own thread-credentials, listening-sockets and
+// process-spawn (binding.gyp, built by `npm install`); the CLI bundles envd too, plus the
+// store's better-sqlite3.
 const envdAddons = [
   'node_modules/node-pty/build/Release/pty.node',
   'node_modules/fs-xattr/build/Release/xattr.node',
   'build/Release/thread_credentials.node',
   'build/Release/listening_sockets.node',
+  'build/Release/process_spawn.node',
 ]
 const addonsOf = {
   [outdir]: [...envdAddons, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'],

@@ -1,5 +1,3 @@
-import { constants } from 'node:os'
-
 /** How a process ended: an exit code, or the number of the signal that killed it. */
 export type ExitReason = { code: number } | { signal: number }
 
@@ -63,10 +61,4 @@ export function exitStatus(reason: ExitReason): ExitStatus {
     status,
     error: reason.code === 0 ? undefined : status,
   }
-}
-
-/** The reason from Node's `(code, signal)` exit pair, where the signal is a name (`SIGKILL`). */
-export function exitReasonFromNode(code: number | null, signal: NodeJS.Signals | null): ExitReason {
-  if (signal !== null) return { signal: constants.signals[signal] }
-  return { code: code ?? -1 }
 }

@@ -1,7 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { once } from 'node:events'
 import type { Writable } from 'node:stream'
-import { exitReasonFromNode, exitStatus } from './exit-status.js'
+import { finished } from 'node:stream/promises'
+import { exitStatus } from './exit-status.js'
 import {
   inputErrors,
   type ManagedProcess,
@@ -11,43 +10,46 @@ import {
   signalGroup,
 } from './managed-process.js'
 import type { ProcessOutput } from './process-output.js'
+import { type SpawnedProcess, spawnProcess } from './process-spawn.js'
 
 /** Largest stdout/stderr `data` event (wire contract §3.5). */
 export const PIPE_CHUNK_BYTES = 32 * 1024
 
 /**
  * Spawns a process with stdout and stderr pipes, and a stdin pipe when `stdin` is true (else
- * `/dev/null`). It leads a new session (`detached`), so signals reach its whole group.
+ * `/dev/null`). It leads a new session, so signals reach its whole group.
  */
 export async function startPipeProcess(
   launch: ProcessLaunch,
   stdin: boolean,
 ): Promise<ManagedProcess> {
-  const child = spawn(launch.command.file, launch.command.args, {
+  const child = spawnProcess(launch.command.file, launch.command.args, {
     cwd: launch.cwd,
     env: launch.env,
-    detached: true,
-    stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    stdin,
   })
-  const { output, logger } = launch
-  // After a successful spawn, ChildProcess errors (a failed kill) must be logged, not thrown.
-  child.on('error', (error) => logger.warn({ err: error }, 'user process error'))
-  child.stdout?.on('data', (chunk: Buffer) => output.publish('stdout', chunk))
-  child.stderr?.on('data', (chunk: Buffer) => output.publish('stderr', chunk))
+  const { output } = launch
+  child.stdout.on('data', (chunk: Buffer) => output.publish('stdout', chunk))
+  child.stderr.on('data', (chunk: Buffer) => output.publish('stderr', chunk))
   output.attachFlow({
     pause: () => {
-      child.stdout?.pause()
-      child.stderr?.pause()
+      child.stdout.pause()
+      child.stderr.pause()
     },
     resume: () => {
-      child.stdout?.resume()
-      child.stderr?.resume()
+      child.stdout.resume()
+      child.stderr.resume()
     },
   })
-  // 'close' comes after the exit *and* after stdout and stderr reached EOF: the end event
-  // follows all output (wire contract §3.5).
-  child.on('close', (code, signal) => output.finish(exitStatus(exitReasonFromNode(code, signal))))
-  await once(child, 'spawn')
+  // The end event comes after the exit *and* after stdout and stderr reached EOF: it follows
+  // all output (wire contract §3.5).
+  const outputEnded = (stream: SpawnedProcess['stdout']) =>
+    finished(stream).catch((error: unknown) => {
+      launch.logger.warn({ pid: child.pid, err: error }, 'user process output failed')
+    })
+  void Promise.all([child.exited, outputEnded(child.stdout), outputEnded(child.stderr)]).then(
+    ([reason]) => output.finish(exitStatus(reason)),
+  )
   return new PipeProcess(child, launch)
 }
 
@@ -58,8 +60,7 @@ class PipeProcess implements ManagedProcess {
   readonly output: ProcessOutput
   private stdin: Writable | null
 
-  constructor(child: ChildProcess, launch: ProcessLaunch) {
-    if (child.pid === undefined) throw new Error('spawned process has no pid')
+  constructor(child: SpawnedProcess, launch: ProcessLaunch) {
     this.pid = child.pid
     this.tag = launch.tag
     this.config = launch.config

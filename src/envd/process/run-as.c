@@ -13,7 +13,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 // Exit statuses of a start that failed before the program ran: the shell's for a program not
@@ -23,6 +25,27 @@
 #define EXIT_NOT_FOUND 127
 
 #define MAX_GROUPS 256
+
+// The kernel's sigaction (glibc's has another layout, and its sigaction refuses the two
+// signals it keeps for itself).
+struct kernel_sigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)(void);
+  unsigned long mask;
+};
+
+// Every signal at its default disposition, as a program started from a shell has it. envd
+// spawns run-as with posix_spawn, whose child keeps glibc's internal signals (32 and 33)
+// ignored, a disposition exec would pass on to the command.
+static void default_signals(void) {
+  struct kernel_sigaction action = {.handler = SIG_DFL};
+  for (int sig = 1; sig <= 64; sig++) {
+    if (sig != SIGKILL && sig != SIGSTOP) {
+      syscall(SYS_rt_sigaction, sig, &action, NULL, sizeof action.mask);
+    }
+  }
+}
 
 static int parse_id(const char *text, unsigned long *out) {
   char *end;
@@ -68,6 +91,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "run-as: cannot switch to %lu:%lu: %s\n", uid, gid, strerror(errno));
     return EXIT_USAGE;
   }
+  default_signals();
   execvp(argv[5], argv + 5);
   int error = errno;
   fprintf(stderr, "sh: 1: exec: %s: %s\n", argv[5],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { exitReasonFromNode, exitStatus } from '../../../../src/envd/process/exit-status.js'
+import { exitStatus } from '../../../../src/envd/process/exit-status.js'
 
 describe('exitStatus', () => {
   it('reports a clean exit without an error', () => {
@@ -29,13 +29,5 @@ describe('exitStatus', () => {
     [64, 'signal: signal 64'],
   ])('describes signal %i the way Go does: %s', (signal, status) => {
     expect(exitStatus({ signal })).toEqual({ exitCode: -1, exited: false, status, error: status })
-  })
-})
-
-describe('exitReasonFromNode', () => {
-  it('turns a signal name into its number and keeps exit codes', () => {
-    expect(exitReasonFromNode(null, 'SIGKILL')).toEqual({ signal: 9 })
-    expect(exitReasonFromNode(null, 'SIGTERM')).toEqual({ signal: 15 })
-    expect(exitReasonFromNode(7, null)).toEqual({ code: 7 })
   })
 })

@@ -68,6 +68,17 @@ describe('run-as from a toolbox (SANDBAR_TOOLBOX)', () => {
     expect(result.stdout).not.toMatch(/^LD_/m)
   })
 
+  it('starts the command with no signal ignored or blocked, as a shell would', async () => {
+    // envd itself ignores SIGPIPE, and glibc's threads keep two signals of their own.
+    const result = await collect(
+      client.start(
+        { process: { cmd: '/bin/sh', args: ['-c', 'grep -E "^Sig(Ign|Blk)" /proc/self/status'] } },
+        asTestUser,
+      ),
+    )
+    expect(result.stdout).toBe('SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n')
+  })
+
   it('really goes through the toolbox: without its run-as, the start fails', async () => {
     const empty = await mkdtemp('/tmp/sbt-toolbox-')
     const service = await createTestService(runAsPath(empty))

@@ -1,0 +1,73 @@
+import { readdir } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
+import { type SpawnedProcess, spawnProcess } from '../../../../src/envd/process/process-spawn.js'
+
+const env = { PATH: '/usr/bin:/bin', GREETING: 'hello' }
+
+function shell(script: string, stdin = false): SpawnedProcess {
+  return spawnProcess('/bin/sh', ['-c', script], { cwd: '/tmp', env, stdin })
+}
+
+async function text(stream: SpawnedProcess['stdout']): Promise<string> {
+  let data = ''
+  for await (const chunk of stream) data += String(chunk)
+  return data
+}
+
+describe('spawnProcess', () => {
+  it('runs the program in its cwd with exactly its env, and reports its exit code', async () => {
+    const child = shell('echo "$GREETING from $(pwd)"; env | sort; echo oops >&2; exit 3')
+    const [stdout, stderr, exit] = await Promise.all([
+      text(child.stdout),
+      text(child.stderr),
+      child.exited,
+    ])
+    expect(stdout).toBe('hello from /tmp\nGREETING=hello\nPATH=/usr/bin:/bin\nPWD=/tmp\n')
+    expect(stderr).toBe('oops\n')
+    expect(exit).toEqual({ code: 3 })
+    expect(child.stdin).toBeNull()
+  })
+
+  it('leads a session of its own, so its whole group can be signalled', async () => {
+    const child = shell('sleep 30 & echo "$(ps -o pgid= -p $$) $(ps -o sid= -p $$)"; wait')
+    const [ids] = (await child.stdout[Symbol.asyncIterator]().next()).value
+      .toString()
+      .trim()
+      .split('\n')
+    expect(ids.split(/\s+/)).toEqual([String(child.pid), String(child.pid)])
+    process.kill(-child.pid, 'SIGKILL')
+    expect(await child.exited).toEqual({ signal: 9 })
+  })
+
+  it('pipes stdin when asked, and gives /dev/null otherwise', async () => {
+    const piped = shell('cat', true)
+    piped.stdin?.end('through the pipe')
+    expect(await text(piped.stdout)).toBe('through the pipe')
+    const closed = shell('cat; echo "read $?"')
+    expect(await text(closed.stdout)).toBe('read 0\n')
+  })
+
+  it('names the program it could not start, and leaves no descriptor open', async () => {
+    const before = (await readdir('/proc/self/fd')).length
+    // Three pipes a start: a leak would show as dozens of descriptors.
+    for (let attempt = 0; attempt < 10; attempt++) {
+      expect(() =>
+        spawnProcess('/nonexistent/program', [], { cwd: '/', env, stdin: true }),
+      ).toThrow('spawn /nonexistent/program: No such file or directory')
+      expect(() =>
+        spawnProcess('/bin/true', [], { cwd: '/nonexistent', env, stdin: true }),
+      ).toThrow('No such file or directory')
+    }
+    expect((await readdir('/proc/self/fd')).length).toBeLessThanOrEqual(before)
+  })
+
+  it('lets envd’s event loop run while children run, and reaps each one', async () => {
+    const children = Array.from({ length: 20 }, (_, i) => shell(`exit ${i}`))
+    const exits = await Promise.all(children.map((child) => child.exited))
+    expect(exits).toEqual(children.map((_, i) => ({ code: i })))
+    for (const child of children) {
+      // Reaped: no zombie is left under envd's pid.
+      await expect(readdir(`/proc/${child.pid}`)).rejects.toThrow('ENOENT')
+    }
+  })
+})
