@@ -1,10 +1,14 @@
 import { defineConfig } from 'vitest/config'
 
-// Unit tests run in parallel; agent tests (real containers, netns, nftables) and end-to-end
-// tests (real processes through the official e2b SDK) run one file at a time, which suits the
-// 2-core CI machine, as do proxy tests (real servers on loopback addresses). The cgroup-v2
-// project runs agent tests again inside an emulated pure cgroup v2 guest. Agent tests may
-// import src/agent; end-to-end tests never import src.
+// Unit tests run first, in parallel. Then the projects that start real things (containers,
+// netns, nftables, servers, the official e2b SDK against processes) share one group of one
+// worker: one file at a time, which suits the 2-core CI machine and keeps their sandboxes,
+// address pools and timings apart. The cgroup-v2 project's guest boots in its global setup
+// as the run starts and works beside all of that at the lowest CPU priority; its test file
+// comes last and reads the guest's report. Agent tests may import src/agent; end-to-end tests
+// never import src.
+const ONE_AT_A_TIME = { fileParallelism: false, sequence: { groupOrder: 1 } }
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -20,7 +24,7 @@ export default defineConfig({
           name: 'agent',
           include: ['test/agent/**/*.test.ts'],
           globalSetup: ['test/agent/global-setup.ts'],
-          fileParallelism: false,
+          ...ONE_AT_A_TIME,
           testTimeout: 120_000,
           hookTimeout: 600_000,
         },
@@ -29,20 +33,20 @@ export default defineConfig({
         test: {
           name: 'cgroup-v2',
           include: ['test/cgroup-v2/**/*.test.ts'],
+          globalSetup: ['test/cgroup-v2/global-setup.ts'],
           fileParallelism: false,
-          // After every other project: the guest keeps both cores busy for minutes, which
-          // would skew the timings and timeouts of tests running beside it.
-          sequence: { groupOrder: 1 },
+          // After every other project: the file only waits for the guest.
+          sequence: { groupOrder: 2 },
           testTimeout: 60_000,
-          // Fetching the guest kernel, the base template and the guest's whole test run.
-          hookTimeout: 20 * 60_000,
+          // The guest's whole run, beside the other projects (global-setup.ts).
+          hookTimeout: 30 * 60_000,
         },
       },
       {
         test: {
           name: 'proxy',
           include: ['test/proxy/**/*.test.ts'],
-          fileParallelism: false,
+          ...ONE_AT_A_TIME,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -51,7 +55,7 @@ export default defineConfig({
         test: {
           name: 'store',
           include: ['test/store/**/*.test.ts'],
-          fileParallelism: false,
+          ...ONE_AT_A_TIME,
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },
@@ -60,7 +64,7 @@ export default defineConfig({
         test: {
           name: 'serve',
           include: ['test/serve/**/*.test.ts'],
-          fileParallelism: false,
+          ...ONE_AT_A_TIME,
           testTimeout: 120_000,
           hookTimeout: 600_000,
         },
@@ -70,7 +74,7 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           globalSetup: ['test/e2e/global-setup.ts'],
-          fileParallelism: false,
+          ...ONE_AT_A_TIME,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
