@@ -7,7 +7,7 @@
     },
     {
       "target_name": "process_spawn",
-      "sources": ["src/envd/process/process-spawn.c"],
+      "sources": ["src/spawn/process-spawn.c"],
       "cflags": ["-Wall", "-Wextra", "-Werror"]
     },
     {

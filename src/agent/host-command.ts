@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process'
 import { closeSync, openSync, readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
+import { finished } from 'node:stream/promises'
+import { type SpawnedProcess, spawnProcess } from '../spawn/process-spawn.js'
 import { AgentError } from './errors.js'
 
 export interface HostCommandOptions {
@@ -37,18 +38,25 @@ export async function runHostCommand(
   options: HostCommandOptions = {},
 ): Promise<string> {
   const outputFD = options.outputFile === undefined ? undefined : openSync(options.outputFile, 'a')
-  const child = spawn(file, args, {
-    // No input: /dev/null, so a tool (or a container it leaves running) never holds our pipe.
-    stdio: [
-      options.stdinFD ?? (options.input === undefined ? 'ignore' : 'pipe'),
-      outputFD ?? 'pipe',
-      outputFD ?? 'pipe',
-      ...(options.inheritFDs ?? []),
-    ],
-    env: options.env ? { ...process.env, ...options.env } : process.env,
-    cwd: options.cwd,
-  })
-  if (outputFD !== undefined) closeSync(outputFD)
+  let child: SpawnedProcess
+  try {
+    child = spawnProcess(file, args, {
+      // No input: /dev/null, so a tool (or a container it leaves running) never holds our pipe.
+      stdio: [
+        options.stdinFD ?? (options.input === undefined ? 'ignore' : 'pipe'),
+        outputFD ?? 'pipe',
+        outputFD ?? 'pipe',
+        ...(options.inheritFDs ?? []),
+      ],
+      env: options.env ? { ...process.env, ...options.env } : process.env,
+      cwd: options.cwd,
+    })
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new AgentError(`${file} could not start`, [file, ...args], null, reason)
+  } finally {
+    if (outputFD !== undefined) closeSync(outputFD)
+  }
   const stdout: Buffer[] = []
   const stderr: Buffer[] = []
   child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
@@ -60,7 +68,7 @@ export async function runHostCommand(
   }
   // A tool that exits before reading its input closes the pipe; its exit code tells the story.
   child.stdin?.on('error', () => undefined)
-  child.stdin?.end(options.input)
+  child.stdin?.end(options.input ?? '')
   const timer =
     options.timeoutMs === undefined
       ? undefined
@@ -68,15 +76,12 @@ export async function runHostCommand(
           stderr.push(Buffer.from(`\nkilled after ${options.timeoutMs} ms`))
           child.kill('SIGKILL')
         }, options.timeoutMs)
-  const exitCode = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject)
-    child.once('close', resolve)
-  })
-    .finally(() => clearTimeout(timer))
-    .catch((error: unknown) => {
-      const reason = error instanceof Error ? error.message : String(error)
-      throw new AgentError(`${file} could not start`, [file, ...args], null, reason)
-    })
+  // Its output read to the end, as well as its exit: a failure's stderr is whole.
+  const outputs = [child.stdout, child.stderr].flatMap((stream) =>
+    stream === null ? [] : [finished(stream).catch(() => undefined)],
+  )
+  const [reason] = await Promise.all([child.exited, ...outputs]).finally(() => clearTimeout(timer))
+  const exitCode = 'code' in reason ? reason.code : null
   if (exitCode !== 0) {
     const text =
       options.outputFile === undefined

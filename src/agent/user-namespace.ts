@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdir, readlink, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { spawnProcess } from '../spawn/process-spawn.js'
 import { runHostCommand } from './host-command.js'
 import { parseIPv4 } from './network/ipv4.js'
 import { unmountAll } from './rootfs/unmount.js'
@@ -90,15 +89,13 @@ export interface UserNamespaceSpec {
 export async function createUserNamespace(spec: UserNamespaceSpec): Promise<void> {
   const owner = String(spec.owner)
   const unshare = spec.netnsFile === undefined ? ['--user'] : ['--user', '--net']
-  const helper = spawn(
+  const helper = spawnProcess(
     'setpriv',
     ['--reuid', owner, '--regid', owner, '--clear-groups', 'unshare', ...unshare, 'sleep', '60'],
-    { stdio: 'ignore' },
+    { env: process.env, stdio: ['ignore', 'ignore', 'ignore'] },
   )
-  const exited = once(helper, 'exit')
+  const { pid } = helper
   try {
-    const pid = helper.pid
-    if (pid === undefined) throw new Error('setpriv could not start')
     await enteredNewNamespace(pid)
     const map = `0 ${spec.idMap.hostID} ${spec.idMap.size}\n`
     await writeFile(`/proc/${pid}/uid_map`, map)
@@ -109,7 +106,7 @@ export async function createUserNamespace(spec: UserNamespaceSpec): Promise<void
     ])
   } finally {
     helper.kill('SIGKILL')
-    await exited
+    await helper.exited
   }
 }
 

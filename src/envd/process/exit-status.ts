@@ -1,5 +1,4 @@
-/** How a process ended: an exit code, or the number of the signal that killed it. */
-export type ExitReason = { code: number } | { signal: number }
+import type { ExitReason } from '../../spawn/process-spawn.js'
 
 /** The fields of the contract's `EndEvent` (wire contract §3.5). */
 export interface ExitStatus {

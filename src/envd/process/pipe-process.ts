@@ -1,5 +1,7 @@
+import type { Socket } from 'node:net'
 import type { Writable } from 'node:stream'
 import { finished } from 'node:stream/promises'
+import { type SpawnedProcess, spawnProcess } from '../../spawn/process-spawn.js'
 import { exitStatus } from './exit-status.js'
 import {
   inputErrors,
@@ -10,7 +12,6 @@ import {
   signalGroup,
 } from './managed-process.js'
 import type { ProcessOutput } from './process-output.js'
-import { type SpawnedProcess, spawnProcess } from './process-spawn.js'
 
 /** Largest stdout/stderr `data` event (wire contract §3.5). */
 export const PIPE_CHUNK_BYTES = 32 * 1024
@@ -26,31 +27,39 @@ export async function startPipeProcess(
   const child = spawnProcess(launch.command.file, launch.command.args, {
     cwd: launch.cwd,
     env: launch.env,
-    stdin,
+    stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    newSession: true,
   })
   const { output } = launch
-  child.stdout.on('data', (chunk: Buffer) => output.publish('stdout', chunk))
-  child.stderr.on('data', (chunk: Buffer) => output.publish('stderr', chunk))
+  const { stdout, stderr } = pipesOf(child)
+  stdout.on('data', (chunk: Buffer) => output.publish('stdout', chunk))
+  stderr.on('data', (chunk: Buffer) => output.publish('stderr', chunk))
   output.attachFlow({
     pause: () => {
-      child.stdout.pause()
-      child.stderr.pause()
+      stdout.pause()
+      stderr.pause()
     },
     resume: () => {
-      child.stdout.resume()
-      child.stderr.resume()
+      stdout.resume()
+      stderr.resume()
     },
   })
   // The end event comes after the exit *and* after stdout and stderr reached EOF: it follows
   // all output (wire contract §3.5).
-  const outputEnded = (stream: SpawnedProcess['stdout']) =>
+  const outputEnded = (stream: Socket) =>
     finished(stream).catch((error: unknown) => {
       launch.logger.warn({ pid: child.pid, err: error }, 'user process output failed')
     })
-  void Promise.all([child.exited, outputEnded(child.stdout), outputEnded(child.stderr)]).then(
-    ([reason]) => output.finish(exitStatus(reason)),
+  void Promise.all([child.exited, outputEnded(stdout), outputEnded(stderr)]).then(([reason]) =>
+    output.finish(exitStatus(reason)),
   )
   return new PipeProcess(child, launch)
+}
+
+/** The output pipes spawnProcess opened, as asked. */
+function pipesOf(child: SpawnedProcess): { stdout: Socket; stderr: Socket } {
+  if (child.stdout === null || child.stderr === null) throw new Error('spawned without pipes')
+  return { stdout: child.stdout, stderr: child.stderr }
 }
 
 class PipeProcess implements ManagedProcess {

@@ -1,12 +1,13 @@
-// envd's spawn of a piped user process (pipe-process.ts). Node's child_process.spawn forks
-// envd: the kernel copies its page tables, ~4 ms with envd's ~50 MB mapped, while the event
-// loop waits for the child's exec. posix_spawn clones with CLONE_VM|CLONE_VFORK and copies
-// nothing, ~0.3 ms whatever envd's size. The exit comes through a pidfd that libuv polls, or
-// a thread blocked in waitid: nothing else in envd waits for these children, so they stay
-// unreaped until then.
+// Process spawn for envd's user processes and the agent's host tools. Node's
+// child_process.spawn forks the calling process: the kernel copies its page tables, ~4 ms for
+// envd's ~50 MB and more for `sandbar serve`, while the event loop waits for the child's exec.
+// posix_spawn clones with CLONE_VM|CLONE_VFORK and copies nothing, ~0.3 ms whatever the
+// caller's size. The exit comes through a pidfd that libuv polls, or a thread blocked in
+// waitid: nothing else in the process waits for these children, so they stay unreaped until
+// then (libuv reaps only the children it spawned).
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
-#include "../napi-errno.h"
+#include "../envd/napi-errno.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,46 +66,90 @@ static int list_arg(napi_env env, napi_value value, string_list *list) {
   return 0;
 }
 
-static void close_all(int *fds, int count) {
-  for (int i = 0; i < count; i++) {
-    if (fds[i] >= 0) close(fds[i]);
-    fds[i] = -1;
+// What a child gets at one descriptor slot (0, 1, 2, 3, ...).
+#define STDIO_PIPE (-1)
+#define STDIO_IGNORE (-2)
+#define MAX_SLOTS 16
+
+// The child's end and the parent's end of each slot: a pipe's two ends, /dev/null, or a
+// descriptor of the caller's that the child gets (the parent end then stays -1).
+typedef struct {
+  int child[MAX_SLOTS];
+  int parent[MAX_SLOTS];
+  bool owned[MAX_SLOTS];
+  uint32_t count;
+} stdio_slots;
+
+static void close_slots(stdio_slots *slots) {
+  for (uint32_t i = 0; i < slots->count; i++) {
+    if (slots->owned[i] && slots->child[i] >= 0) close(slots->child[i]);
+    if (slots->parent[i] >= 0) close(slots->parent[i]);
+    slots->child[i] = slots->parent[i] = -1;
   }
 }
 
-// The child's stdio: [stdin read end, stdin write end, stdout r, w, stderr r, w]. Without a
-// stdin pipe the child reads /dev/null and the write end stays -1.
-static int open_stdio(int fds[6], bool stdin_pipe) {
-  if (stdin_pipe) {
-    if (pipe2(fds, O_CLOEXEC) != 0) return -1;
-  } else {
-    fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fds[0] < 0) return -1;
+// Slot 0 reads from its pipe, every other slot writes to its own.
+static int open_slots(napi_env env, napi_value value, stdio_slots *slots) {
+  bool is_array = false;
+  if (napi_is_array(env, value, &is_array) != napi_ok || !is_array ||
+      napi_get_array_length(env, value, &slots->count) != napi_ok || slots->count < 3 ||
+      slots->count > MAX_SLOTS) {
+    return -1;
   }
-  if (pipe2(fds + 2, O_CLOEXEC) != 0 || pipe2(fds + 4, O_CLOEXEC) != 0) return -1;
+  for (uint32_t i = 0; i < slots->count; i++) slots->child[i] = slots->parent[i] = -1;
+  for (uint32_t i = 0; i < slots->count; i++) {
+    napi_value element;
+    int32_t kind;
+    if (napi_get_element(env, value, i, &element) != napi_ok ||
+        napi_get_value_int32(env, element, &kind) != napi_ok) {
+      return -1;
+    }
+    if (kind == STDIO_PIPE) {
+      int ends[2];
+      if (pipe2(ends, O_CLOEXEC) != 0) return -2;
+      slots->child[i] = i == 0 ? ends[0] : ends[1];
+      slots->parent[i] = i == 0 ? ends[1] : ends[0];
+      slots->owned[i] = true;
+    } else if (kind == STDIO_IGNORE) {
+      slots->child[i] = open("/dev/null", i == 0 ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CLOEXEC);
+      if (slots->child[i] < 0) return -2;
+      slots->owned[i] = true;
+    } else {
+      slots->child[i] = kind;
+      slots->owned[i] = false;
+    }
+  }
   return 0;
 }
 
-// spawn(file, argv, envp, cwd, stdinPipe) -> [pid, stdin write fd or -1, stdout fd, stderr fd].
-// The child leads a new session, starts with every signal at its default disposition and none
-// blocked (node ignores SIGPIPE, which exec would otherwise pass on), and has only fds 0-2 of
-// envd's: every descriptor Node opens is close-on-exec.
+// spawn(file, argv, envp, cwd, stdio, newSession) -> [pid, parent end of each stdio slot].
+// stdio[i] is -1 for a pipe, -2 for /dev/null, or a descriptor the child gets as fd i. A file
+// without a slash is searched on envd's (or the agent's) PATH. The child starts with every
+// signal at its default disposition and none blocked (Node ignores SIGPIPE, which exec would
+// pass on), and has only its slots of the caller's descriptors: every one Node opens is
+// close-on-exec. With newSession it leads a session of its own, so a signal reaches its group.
 static napi_value spawn_process(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
-  bool stdin_pipe = false;
+  size_t argc = 6;
+  napi_value argv[6], result = NULL;
+  bool new_session = false;
+  napi_valuetype cwd_type;
   string_list args = {0}, envp = {0};
   char *file = NULL, *cwd = NULL;
-  int fds[6] = {-1, -1, -1, -1, -1, -1};
-  napi_value result = NULL;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5 ||
+  stdio_slots slots = {.count = 0};
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 6 ||
       (file = string_arg(env, argv[0])) == NULL || list_arg(env, argv[1], &args) != 0 ||
-      list_arg(env, argv[2], &envp) != 0 || (cwd = string_arg(env, argv[3])) == NULL ||
-      napi_get_value_bool(env, argv[4], &stdin_pipe) != napi_ok) {
-    napi_throw_type_error(env, NULL, "expected (file, argv[], envp[], cwd, stdinPipe)");
+      list_arg(env, argv[2], &envp) != 0 || napi_typeof(env, argv[3], &cwd_type) != napi_ok ||
+      (cwd_type != napi_null && (cwd = string_arg(env, argv[3])) == NULL) ||
+      napi_get_value_bool(env, argv[5], &new_session) != napi_ok) {
+    napi_throw_type_error(env, NULL, "expected (file, argv[], envp[], cwd, stdio[], newSession)");
     goto done;
   }
-  if (open_stdio(fds, stdin_pipe) != 0) {
+  int opened = open_slots(env, argv[4], &slots);
+  if (opened == -1) {
+    napi_throw_type_error(env, NULL, "stdio must be 3 to 16 descriptors, -1 (pipe) or -2 (null)");
+    goto done;
+  }
+  if (opened == -2) {
     throw_errno(env, "pipe2");
     goto done;
   }
@@ -114,16 +160,18 @@ static napi_value spawn_process(napi_env env, napi_callback_info info) {
   sigfillset(&all);
   posix_spawn_file_actions_init(&actions);
   posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&actions, fds[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[3], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[5], 2);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  for (uint32_t i = 0; i < slots.count; i++) {
+    posix_spawn_file_actions_adddup2(&actions, slots.child[i], (int)i);
+  }
+  if (cwd != NULL) posix_spawn_file_actions_addchdir_np(&actions, cwd);
+  posix_spawnattr_setflags(&attr, (new_session ? POSIX_SPAWN_SETSID : 0) |
+                                      POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
   pid_t pid;
-  int error = posix_spawn(&pid, file, &actions, &attr, args.items, envp.items);
+  int error = strchr(file, '/') == NULL
+                  ? posix_spawnp(&pid, file, &actions, &attr, args.items, envp.items)
+                  : posix_spawn(&pid, file, &actions, &attr, args.items, envp.items);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (error != 0) {
@@ -133,21 +181,18 @@ static napi_value spawn_process(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, message);
     goto done;
   }
-  // The child's ends belong to the child now.
-  close_all(fds, 1);
-  close_all(fds + 3, 1);
-  close_all(fds + 5, 1);
-  int values[4] = {pid, fds[1], fds[2], fds[4]};
-  napi_create_array_with_length(env, 4, &result);
-  for (uint32_t i = 0; i < 4; i++) {
-    napi_value number;
-    napi_create_int32(env, values[i], &number);
-    napi_set_element(env, result, i, number);
+  napi_value number;
+  napi_create_array_with_length(env, slots.count + 1, &result);
+  napi_create_int32(env, pid, &number);
+  napi_set_element(env, result, 0, number);
+  for (uint32_t i = 0; i < slots.count; i++) {
+    napi_create_int32(env, slots.parent[i], &number);
+    napi_set_element(env, result, i + 1, number);
+    // Handed over to JavaScript, which closes it.
+    slots.parent[i] = -1;
   }
-  // Handed over to JavaScript, which closes them.
-  fds[1] = fds[2] = fds[4] = -1;
 done:
-  close_all(fds, 6);
+  close_slots(&slots);
   free(file);
   free(cwd);
   free_list(&args);

@@ -1,16 +1,23 @@
-import { readdir } from 'node:fs/promises'
+import { closeSync, openSync } from 'node:fs'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { type SpawnedProcess, spawnProcess } from '../../../../src/envd/process/process-spawn.js'
+import { type SpawnedProcess, spawnProcess } from '../../../src/spawn/process-spawn.js'
 
 const env = { PATH: '/usr/bin:/bin', GREETING: 'hello' }
 
 function shell(script: string, stdin = false): SpawnedProcess {
-  return spawnProcess('/bin/sh', ['-c', script], { cwd: '/tmp', env, stdin })
+  return spawnProcess('/bin/sh', ['-c', script], {
+    cwd: '/tmp',
+    env,
+    stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    newSession: true,
+  })
 }
 
 async function text(stream: SpawnedProcess['stdout']): Promise<string> {
   let data = ''
-  for await (const chunk of stream) data += String(chunk)
+  for await (const chunk of stream ?? []) data += String(chunk)
   return data
 }
 
@@ -30,11 +37,10 @@ describe('spawnProcess', () => {
 
   it('leads a session of its own, so its whole group can be signalled', async () => {
     const child = shell('sleep 30 & echo "$(ps -o pgid= -p $$) $(ps -o sid= -p $$)"; wait')
-    const [ids] = (await child.stdout[Symbol.asyncIterator]().next()).value
-      .toString()
-      .trim()
-      .split('\n')
-    expect(ids.split(/\s+/)).toEqual([String(child.pid), String(child.pid)])
+    const line = await new Promise<string>((resolve) =>
+      child.stdout?.once('data', (chunk) => resolve(String(chunk))),
+    )
+    expect(line.trim().split(/\s+/)).toEqual([String(child.pid), String(child.pid)])
     process.kill(-child.pid, 'SIGKILL')
     expect(await child.exited).toEqual({ signal: 9 })
   })
@@ -52,10 +58,14 @@ describe('spawnProcess', () => {
     // Three pipes a start: a leak would show as dozens of descriptors.
     for (let attempt = 0; attempt < 10; attempt++) {
       expect(() =>
-        spawnProcess('/nonexistent/program', [], { cwd: '/', env, stdin: true }),
+        spawnProcess('/nonexistent/program', [], { env, stdio: ['pipe', 'pipe', 'pipe'] }),
       ).toThrow('spawn /nonexistent/program: No such file or directory')
       expect(() =>
-        spawnProcess('/bin/true', [], { cwd: '/nonexistent', env, stdin: true }),
+        spawnProcess('/bin/true', [], {
+          cwd: '/nonexistent',
+          env,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        }),
       ).toThrow('No such file or directory')
     }
     expect((await readdir('/proc/self/fd')).length).toBeLessThanOrEqual(before)
@@ -68,6 +78,32 @@ describe('spawnProcess', () => {
     for (const child of children) {
       // Reaped: no zombie is left under envd's pid.
       await expect(readdir(`/proc/${child.pid}`)).rejects.toThrow('ENOENT')
+    }
+  })
+
+  it('searches PATH for a bare name, and hands given descriptors over at their slots', async () => {
+    const file = path.join(await mkdtemp('/tmp/sbt-spawn-'), 'input')
+    try {
+      await writeFile(file, 'from a file')
+      const input = openSync(file, 'r')
+      const extra = openSync(file, 'r')
+      const script = `cat; printf '|'; cat <&3; printf '|%s|%s' $$ "$(ps -o sid= -p $$ | tr -d ' ')"`
+      const child = spawnProcess('sh', ['-c', script], {
+        env,
+        stdio: [input, 'pipe', 'ignore', extra],
+      })
+      closeSync(input)
+      closeSync(extra)
+      const [stdout, exit] = await Promise.all([text(child.stdout), child.exited])
+      expect(exit).toEqual({ code: 0 })
+      expect(child.stdin).toBeNull()
+      expect(child.stderr).toBeNull()
+      const [fromStdin, fromSlot3, pid, sid] = stdout.split('|')
+      expect([fromStdin, fromSlot3, pid]).toEqual(['from a file', 'from a file', String(child.pid)])
+      // Without newSession it stays in the caller's session.
+      expect(sid).not.toBe(String(child.pid))
+    } finally {
+      await rm(path.dirname(file), { recursive: true, force: true })
     }
   })
 })
