@@ -71,53 +71,62 @@ static int list_arg(napi_env env, napi_value value, string_list *list) {
 #define STDIO_IGNORE (-2)
 #define MAX_SLOTS 16
 
-// The child's end and the parent's end of each slot: a pipe's two ends, /dev/null, or a
-// descriptor of the caller's that the child gets (the parent end then stays -1).
+// The child's end and the parent's end of each slot: a pipe's two ends, /dev/null, or a copy
+// of a descriptor of the caller's (the parent end then stays -1). The child ends are this
+// call's own, above MAX_SLOTS.
 typedef struct {
   int child[MAX_SLOTS];
   int parent[MAX_SLOTS];
-  bool owned[MAX_SLOTS];
   uint32_t count;
 } stdio_slots;
 
 static void close_slots(stdio_slots *slots) {
   for (uint32_t i = 0; i < slots->count; i++) {
-    if (slots->owned[i] && slots->child[i] >= 0) close(slots->child[i]);
+    if (slots->child[i] >= 0) close(slots->child[i]);
     if (slots->parent[i] >= 0) close(slots->parent[i]);
     slots->child[i] = slots->parent[i] = -1;
   }
 }
 
+// A slot's source moved above every slot number, so that placing one slot never overwrites
+// the source of another (a caller's fd 1 given as slot 3 while slot 1 gets a pipe, say).
+static int above_slots(int fd) {
+  if (fd >= MAX_SLOTS) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, MAX_SLOTS);
+  close(fd);
+  return moved;
+}
+
 // Slot 0 reads from its pipe, every other slot writes to its own.
 static int open_slots(napi_env env, napi_value value, stdio_slots *slots) {
   bool is_array = false;
+  uint32_t count;
   if (napi_is_array(env, value, &is_array) != napi_ok || !is_array ||
-      napi_get_array_length(env, value, &slots->count) != napi_ok || slots->count < 3 ||
-      slots->count > MAX_SLOTS) {
+      napi_get_array_length(env, value, &count) != napi_ok || count < 3 || count > MAX_SLOTS) {
     return -1;
   }
-  for (uint32_t i = 0; i < slots->count; i++) slots->child[i] = slots->parent[i] = -1;
-  for (uint32_t i = 0; i < slots->count; i++) {
+  slots->count = count;
+  for (uint32_t i = 0; i < count; i++) slots->child[i] = slots->parent[i] = -1;
+  for (uint32_t i = 0; i < count; i++) {
     napi_value element;
     int32_t kind;
     if (napi_get_element(env, value, i, &element) != napi_ok ||
-        napi_get_value_int32(env, element, &kind) != napi_ok) {
+        napi_get_value_int32(env, element, &kind) != napi_ok || kind < STDIO_IGNORE) {
       return -1;
     }
     if (kind == STDIO_PIPE) {
       int ends[2];
       if (pipe2(ends, O_CLOEXEC) != 0) return -2;
-      slots->child[i] = i == 0 ? ends[0] : ends[1];
+      slots->child[i] = above_slots(i == 0 ? ends[0] : ends[1]);
       slots->parent[i] = i == 0 ? ends[1] : ends[0];
-      slots->owned[i] = true;
     } else if (kind == STDIO_IGNORE) {
-      slots->child[i] = open("/dev/null", i == 0 ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CLOEXEC);
-      if (slots->child[i] < 0) return -2;
-      slots->owned[i] = true;
+      int null = open("/dev/null", i == 0 ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CLOEXEC);
+      slots->child[i] = null < 0 ? -1 : above_slots(null);
     } else {
-      slots->child[i] = kind;
-      slots->owned[i] = false;
+      // The caller keeps its descriptor; the child gets a duplicate.
+      slots->child[i] = fcntl(kind, F_DUPFD_CLOEXEC, MAX_SLOTS);
     }
+    if (slots->child[i] < 0) return -2;
   }
   return 0;
 }
@@ -150,7 +159,7 @@ static napi_value spawn_process(napi_env env, napi_callback_info info) {
     goto done;
   }
   if (opened == -2) {
-    throw_errno(env, "pipe2");
+    throw_errno(env, "opening the child's descriptors");
     goto done;
   }
   posix_spawn_file_actions_t actions;

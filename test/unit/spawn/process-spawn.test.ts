@@ -106,4 +106,20 @@ describe('spawnProcess', () => {
       await rm(path.dirname(file), { recursive: true, force: true })
     }
   })
+
+  it('gives each slot its own source, even one numbered like another slot', async () => {
+    // Slot 1 gets a pipe, slot 2 the caller's own fd 1: placing the pipe at 1 first must not
+    // turn slot 2 into the pipe as well. The child's stderr lands on the test's stdout.
+    const child = spawnProcess(
+      'sh',
+      ['-c', 'echo out; echo "slot 2 kept the caller\'s fd 1" >&2'],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 1],
+      },
+    )
+    const [stdout, exit] = await Promise.all([text(child.stdout), child.exited])
+    expect(exit).toEqual({ code: 0 })
+    expect(stdout).toBe('out\n')
+  })
 })
