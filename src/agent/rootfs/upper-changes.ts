@@ -186,6 +186,9 @@ async function addFile(
     const done = new Promise<void>((resolve, reject) => {
       written = (error) => (error ? reject(error) : resolve())
     })
+    // The archive may go while this awaits the file rather than `done`: that failure is
+    // awaited below, and must not count as unhandled meanwhile (it would end the service).
+    done.catch(() => undefined)
     const entry = archive.entry({ ...header, size: stats.size }, written)
     entry.on('error', written)
     // tar-stream's entries are streamx streams, which node's pipe() does not drive. The size
