@@ -64,7 +64,9 @@ cd "$sandbar_repo"
 section cgroup-mode
 node --import tsx test/cgroup-v2/print-cgroup-mode.ts >&3
 
-# Through a pipe, so Vitest prints plain lines rather than redrawing a terminal. tini adopts
+# Through a pipe, so Vitest prints plain lines rather than redrawing a terminal. Each test may
+# take 10 minutes: the guest runs at the lowest CPU priority beside the host's own tests, and a
+# reconcile case once took past the host's 2-minute limit while they ran. tini adopts
 # and reaps the processes containers orphan, as a host's init does. The test list is split
 # into one argument per file.
 {
@@ -73,6 +75,7 @@ node --import tsx test/cgroup-v2/print-cgroup-mode.ts >&3
     --reporter=default --reporter=./test/summary-reporter.ts \
     --reporter=json --outputFile.json=/run/sandbar-vitest.json \
     --testNamePattern "$sandbar_test_names" \
+    --testTimeout 600000 \
     $(echo "$sandbar_tests" | tr ',' ' ') || status=$?
   echo "$status" >/run/sandbar-vitest-exit
 } 2>&1 | cat
