@@ -17,7 +17,14 @@ import {
   snapshotLayers,
   snapshotSandbox,
 } from './checkpoint/sandbox-snapshot.js'
-import { type EnvdInit, envdURL, initEnvd, verifyEnvdLock, waitForEnvd } from './envd-client.js'
+import {
+  type EnvdInit,
+  envdURL,
+  initEnvd,
+  verifyEnvdInit,
+  verifyEnvdLock,
+  waitForEnvd,
+} from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
 import { runHostCommand } from './host-command.js'
 import { hostNames, PREFIX_PATTERN, parentCgroupPath } from './host-names.js'
@@ -398,7 +405,9 @@ class HostAgent implements Agent {
       const url = envdURL(record.address ?? '')
       const init = { envVars: claim.envVars, accessToken: claim.accessToken }
       await initEnvd(url, init, record.envdControlSecret ?? '')
-      await verifyEnvdLock(url, init)
+      // Its control lock was verified when the pool started it, where a cold start verifies
+      // it too (before the template's start command); no `/init` can lift it.
+      await verifyEnvdInit(url, init)
       if (!sameEgress(record.egress, claim.egress)) {
         await this.parts.network.update(sandboxID, claim.egress)
       }

@@ -72,21 +72,26 @@ export async function initEnvd(url: string, init: EnvdInit, controlSecret: strin
 
 /**
  * Checks from outside that envd is locked as the handover and `/init` meant: `/init` without
- * the control secret is refused; with a token, a gated route is refused without it; and the
- * default env vars hold the ones pushed. Throws otherwise, failing the create.
+ * the control secret is refused, and the token and env vars hold (`verifyEnvdInit`). Throws
+ * otherwise, failing the create. The probes are independent and sent together: each is a
+ * round trip on the create's critical path.
  */
 export async function verifyEnvdLock(url: string, init: EnvdInit): Promise<void> {
+  await Promise.all([verifyControlLocked(url), verifyEnvdInit(url, init)])
+}
+
+/**
+ * Checks from outside that a `/init` took: with a token, a gated route is refused without it;
+ * and the default env vars hold the ones pushed. On its own where the control lock was checked
+ * when the sandbox started (a warm pool's claim): no `/init` lifts that lock.
+ */
+export async function verifyEnvdInit(url: string, init: EnvdInit): Promise<void> {
   const token: Record<string, string> =
     init.accessToken === undefined ? {} : { 'X-Access-Token': init.accessToken }
-  // Independent probes, sent together: each is a round trip on the create's critical path.
-  const [rogueInit, open, envs] = await Promise.all([
-    statusOf(fetch(`${url}/init`, { method: 'POST', body: '{}' })),
+  const [open, envs] = await Promise.all([
     init.accessToken === undefined ? undefined : statusOf(fetch(`${url}/envs`)),
     fetch(`${url}/envs`, { headers: token }),
   ])
-  if (rogueInit !== 401) {
-    throw new Error(`envd accepted /init without the control secret (${rogueInit})`)
-  }
   if (open !== undefined && open !== 401) {
     throw new Error(`envd answered /envs without the access token (${open})`)
   }
@@ -95,6 +100,12 @@ export async function verifyEnvdLock(url: string, init: EnvdInit): Promise<void>
     current.success &&
     Object.entries(init.envVars).every(([key, value]) => current.data[key] === value)
   if (!applied) throw new Error(`envd does not hold the pushed env vars (/envs ${envs.status})`)
+}
+
+/** `/init` without the control secret must be refused. */
+async function verifyControlLocked(url: string): Promise<void> {
+  const status = await statusOf(fetch(`${url}/init`, { method: 'POST', body: '{}' }))
+  if (status !== 401) throw new Error(`envd accepted /init without the control secret (${status})`)
 }
 
 /** A reply's status, its body discarded. */

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { cpuWeightFile } from './parent-cgroup.js'
@@ -29,6 +30,7 @@ export async function lowerCpuWeight(cgroupPath: string): Promise<CpuWeight | un
   return { file, value: value.trim() }
 }
 
+/** Synchronous: it is on a claim's critical path, and the kernel takes the write at once. */
 export async function restoreCpuWeight(weight: CpuWeight): Promise<void> {
-  await writeFile(weight.file, weight.value)
+  writeFileSync(weight.file, weight.value)
 }
