@@ -1,9 +1,9 @@
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import type { Agent } from '../agent/index.js'
 import type { Logger } from '../logger.js'
 import type { Store } from '../store/index.js'
 import { apiKeyAuth } from './auth.js'
+import { requestBodyLimit } from './body-limit.js'
 import { ApiError, apiErrors } from './errors.js'
 import { sandboxChangesRoutes } from './routes/sandbox-changes.js'
 import { sandboxLifecycleRoutes } from './routes/sandbox-lifecycle.js'
@@ -66,15 +66,7 @@ export function createApiApp(options: ApiAppOptions): Hono {
   )
   // Before authentication: a body is refused unread whoever sends it (Content-Length), or as
   // soon as a streamed one passes the limit.
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw apiErrors.bodyTooLarge(MAX_BODY_BYTES)
-      },
-    }),
-  )
+  app.use('*', requestBodyLimit(MAX_BODY_BYTES))
   app.use('*', apiKeyAuth(store))
   // Metrics first: `/sandboxes/metrics` must not be read as `/sandboxes/{sandboxID}`.
   app.route('/', sandboxMetricsRoutes(service))

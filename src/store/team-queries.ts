@@ -7,6 +7,12 @@ import type { Database, TeamTable } from './schema.js'
 /** The team `sandbar serve` creates on first start; its slug is its template namespace. */
 const FIRST_TEAM = { name: 'default', slug: 'default' }
 
+/**
+ * How stale a key's `last_used_at` may be. Every authenticated request reads the key, and a
+ * write per request would put a database commit on every API call's path.
+ */
+export const LAST_USED_RESOLUTION_MS = 60_000
+
 /** Teams and their API keys (the `Store` methods of the same names). */
 export function teamQueries(db: Kysely<Database>) {
   return {
@@ -74,19 +80,23 @@ export function teamQueries(db: Kysely<Database>) {
     async teamForApiKey(key: string): Promise<Team | undefined> {
       const hash = hashApiKey(key)
       if (hash === undefined) return undefined
-      const used = await db
-        .updateTable('api_keys')
-        .set({ last_used_at: Date.now() })
-        .where('key_hash', '=', hash)
-        .returning('team_id')
-        .executeTakeFirst()
-      if (used === undefined) return undefined
       const row = await db
-        .selectFrom('teams')
-        .selectAll()
-        .where('id', '=', used.team_id)
+        .selectFrom('api_keys')
+        .innerJoin('teams', 'teams.id', 'api_keys.team_id')
+        .select(['teams.id', 'teams.name', 'teams.slug', 'teams.created_at'])
+        .select(['api_keys.id as key_id', 'api_keys.last_used_at'])
+        .where('api_keys.key_hash', '=', hash)
         .executeTakeFirst()
-      return row === undefined ? undefined : teamFromRow(row)
+      if (row === undefined) return undefined
+      const now = Date.now()
+      if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
+        await db
+          .updateTable('api_keys')
+          .set({ last_used_at: now })
+          .where('id', '=', row.key_id)
+          .execute()
+      }
+      return teamFromRow(row)
     },
   }
 }

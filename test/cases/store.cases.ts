@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   createStore,
@@ -9,6 +10,7 @@ import {
   type Store,
   type StoreConfig,
 } from '../../src/store/index.js'
+import { LAST_USED_RESOLUTION_MS } from '../../src/store/team-queries.js'
 import { allPages, BASE_TIME, contractHash, sandbox } from '../store/store-fixture.js'
 import { runMigrationCases } from './store-migration.cases.js'
 import { runTemplateStoreCases } from './template-store.cases.js'
@@ -100,6 +102,23 @@ export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOp
         { key_hash: contractHash(key), last_used_at: null },
       ])
       expect(await store.teamForApiKey(key)).toMatchObject({ id: teamID, slug: 'default' })
+      const [row] = await readApiKeys(config)
+      expect(row?.last_used_at).toBeGreaterThanOrEqual(before)
+    })
+
+    it('marks a key used at most once a minute, so requests do not each write', async () => {
+      const { store, config, teamID } = await fresh()
+      const { key } = await store.createApiKey(teamID, 'busy')
+      await store.teamForApiKey(key)
+      const [first] = await readApiKeys(config)
+      // Long enough for a rewrite to store another millisecond.
+      await sleep(5)
+      await store.teamForApiKey(key)
+      expect(await readApiKeys(config)).toEqual([first])
+      const stale = Date.now() - LAST_USED_RESOLUTION_MS
+      await sql(config, `update api_keys set last_used_at = ${stale}`)
+      const before = Date.now()
+      expect(await store.teamForApiKey(key)).toMatchObject({ id: teamID })
       const [row] = await readApiKeys(config)
       expect(row?.last_used_at).toBeGreaterThanOrEqual(before)
     })
