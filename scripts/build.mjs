@@ -1,8 +1,9 @@
 // Builds the artifacts into OUTDIR (default dist): sandbar.mjs (the CLI) and envd/ (the
 // self-contained envd that sandboxes run: envd.mjs, which runs the bundle envd.cjs with the V8
 // code cache envd.cjs.cache), each with the native addons it loads and envd's run-as beside
-// it, interpreter/ (the code interpreter: interpreter.mjs and python/), and idmapped-mount
-// (src/agent/rootfs/idmapped-mount.c: the agent mounts sandbox roots and volumes with it).
+// it, interpreter/ (the code interpreter: interpreter.mjs and python/), idmapped-mount
+// (src/agent/rootfs/idmapped-mount.c: the agent mounts sandbox roots and volumes with it) and
+// user-namespace (src/agent/user-namespace.c: it makes each sandbox's namespaces).
 // Usage: node scripts/build.mjs [OUTDIR]
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -99,6 +100,7 @@ for (const [dir, addons] of Object.entries(addonsOf)) {
 
 // Static: it runs on the host only, but needs no library of the machine it is copied to.
 await compileStatic('src/agent/rootfs/idmapped-mount.c', `${outdir}/idmapped-mount`)
+await compileStatic('src/agent/user-namespace.c', `${outdir}/user-namespace`)
 // envd's run-as, beside each bundle that runs envd (run-as-path.ts); static, it runs in any
 // rootfs without the toolbox's loader.
 for (const dir of [outdir, `${outdir}/envd`]) {

@@ -17,7 +17,12 @@ import { unmountAll } from './rootfs/unmount.js'
 import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
-import { createUserNamespace, namespaceOwner, removeUserNamespace } from './user-namespace.js'
+import {
+  createUserNamespace,
+  namespaceOwner,
+  removeUserNamespace,
+  USER_NAMESPACE_HELPER,
+} from './user-namespace.js'
 import { stageVolumeMounts } from './volumes/volume-stage.js'
 
 /** The agent's parts that build and remove a sandbox's host objects. */
@@ -80,6 +85,7 @@ export async function startSandboxHost(
   // sandbox's disk and root, whose layers are idmapped through the user namespace. Everything
   // settles before this returns or throws, so the caller's cleanup never races a step.
   const namespaces = createUserNamespace({
+    helper: userNamespaceHelper(config),
     file: paths.userns,
     netnsFile: netnsPath(names.netns),
     owner: ownerOf(parts, record),
@@ -220,7 +226,12 @@ export async function remountSandboxRoot(
   await removeUserNamespace(paths.userns)
   await detachStages(paths.layers)
   await settleAll([
-    createUserNamespace({ file: paths.userns, owner: ownerOf(parts, record), idMap: record.idMap }),
+    createUserNamespace({
+      helper: userNamespaceHelper(parts.config),
+      file: paths.userns,
+      owner: ownerOf(parts, record),
+      idMap: record.idMap,
+    }),
     isMounted(paths.disk).then((mounted) =>
       mounted ? undefined : mountImage(paths.image, paths.disk),
     ),
@@ -236,6 +247,10 @@ export function ownerOf(parts: HostParts, record: SandboxRecord): number {
 
 function idmappedMountHelper(config: AgentConfig): string {
   return path.join(config.envdBuildDir, IDMAPPED_MOUNT_HELPER)
+}
+
+function userNamespaceHelper(config: AgentConfig): string {
+  return path.join(config.envdBuildDir, USER_NAMESPACE_HELPER)
 }
 
 /** envd's own environment: what it passes on to user processes, and its toolbox switches. */

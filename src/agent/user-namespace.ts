@@ -1,7 +1,5 @@
-import { mkdir, readlink, rm, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { spawnProcess } from '../spawn/process-spawn.js'
 import { runHostCommand } from './host-command.js'
 import { parseIPv4 } from './network/ipv4.js'
 import { unmountAll } from './rootfs/unmount.js'
@@ -27,10 +25,6 @@ export const ID_MAP_SIZE = 65_536
 
 /** Sandbox ranges between SANDBOX_IDS_BASE and OWNER_BASE: the /30 networks of one /16. */
 export const ID_RANGES = (OWNER_BASE - SANDBOX_IDS_BASE) / ID_MAP_SIZE
-
-/** How long the helper that makes the namespace may take to enter it. */
-const ENTER_TIMEOUT_MS = 5_000
-const ENTER_POLL_MS = 2
 
 /**
  * The host UID that owns the user namespace of the sandbox at `sandboxAddress`. The kernel
@@ -67,6 +61,8 @@ function networkIndex(sandboxAddress: string): number {
 }
 
 export interface UserNamespaceSpec {
+  /** Path of the user-namespace binary (USER_NAMESPACE_HELPER in the build directory). */
+  helper: string
   /** A file that keeps the namespace alive (bind mount of its nsfs file), joined by the runtime. */
   file: string
   owner: number
@@ -80,53 +76,37 @@ export interface UserNamespaceSpec {
 }
 
 /**
- * Makes the sandbox's user namespace owned by `owner`: a helper running as `owner` (no
- * capabilities, no groups) unshares one (and with `netnsFile` a network namespace inside it,
- * in the same call), the agent writes its ID maps (a privileged writer may map any range and
- * leaves setgroups allowed, which sudo inside needs) and pins them with bind mounts; the helper
- * is then killed.
+ * The helper that makes a sandbox's namespaces (user-namespace.c), compiled by
+ * scripts/build.mjs into the build directory beside the bundles.
+ */
+export const USER_NAMESPACE_HELPER = 'user-namespace'
+
+/**
+ * Makes the sandbox's user namespace owned by `owner`: the helper's child, running as `owner`
+ * (no capabilities, no groups), unshares one (and with `netnsFile` a network namespace inside
+ * it, in the same call); the helper writes its ID maps (a privileged writer may map any range
+ * and leaves setgroups allowed, which sudo inside needs) and pins them with bind mounts.
  */
 export async function createUserNamespace(spec: UserNamespaceSpec): Promise<void> {
-  const owner = String(spec.owner)
-  const unshare = spec.netnsFile === undefined ? ['--user'] : ['--user', '--net']
-  const helper = spawnProcess(
-    'setpriv',
-    ['--reuid', owner, '--regid', owner, '--clear-groups', 'unshare', ...unshare, 'sleep', '60'],
-    { env: process.env, stdio: ['ignore', 'ignore', 'ignore'] },
-  )
-  const { pid } = helper
-  try {
-    await enteredNewNamespace(pid)
-    const map = `0 ${spec.idMap.hostID} ${spec.idMap.size}\n`
-    await writeFile(`/proc/${pid}/uid_map`, map)
-    await writeFile(`/proc/${pid}/gid_map`, map)
-    await Promise.all([
-      pinNamespace(pid, 'user', spec.file),
-      spec.netnsFile === undefined ? undefined : pinNamespace(pid, 'net', spec.netnsFile),
-    ])
-  } finally {
-    helper.kill('SIGKILL')
-    await helper.exited
-  }
+  const pins = spec.netnsFile === undefined ? [spec.file] : [spec.file, spec.netnsFile]
+  await Promise.all(pins.map(createPinFile))
+  const { owner, idMap } = spec
+  await runHostCommand(spec.helper, [
+    ...[String(owner), String(idMap.hostID), String(idMap.size)],
+    ...pins,
+  ])
+}
+
+/** An empty file for a namespace to be bound on; one already there is refused. */
+async function createPinFile(file: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true })
+  await writeFile(file, '', { flag: 'wx', mode: 0o600 })
 }
 
 /** Keeps namespace `kind` of `pid` alive after it exits: a bind mount of its nsfs file. */
 export async function pinNamespace(pid: number, kind: 'user' | 'net', file: string): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true })
-  await writeFile(file, '', { flag: 'wx', mode: 0o600 })
+  await createPinFile(file)
   await runHostCommand('mount', ['--bind', `/proc/${pid}/ns/${kind}`, file])
-}
-
-/** Waits until `pid` runs in a user namespace other than the agent's own. */
-async function enteredNewNamespace(pid: number): Promise<void> {
-  const own = await readlink('/proc/self/ns/user')
-  const deadline = Date.now() + ENTER_TIMEOUT_MS
-  for (;;) {
-    const current = await readlink(`/proc/${pid}/ns/user`).catch(() => own)
-    if (current !== own) return
-    if (Date.now() > deadline) throw new Error('the user namespace helper did not unshare')
-    await sleep(ENTER_POLL_MS)
-  }
 }
 
 /** Unpins the namespace (it ends with the sandbox's last process) and removes the file. */

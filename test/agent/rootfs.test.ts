@@ -27,6 +27,7 @@ import {
   createUserNamespace,
   OWNER_BASE,
   removeUserNamespace,
+  USER_NAMESPACE_HELPER,
 } from '../../src/agent/user-namespace.js'
 import { ensureTestBaseLayer, testLayerStore } from './base-layer.js'
 import { TEST_ID_MAP } from './runtime-fixture.js'
@@ -120,7 +121,12 @@ describe('base template', () => {
     await writeFile(path.join(top, 'etc/hostname'), 'from-top\n')
     const userNamespace = path.join(scratch, 'userns')
     const idMap = TEST_ID_MAP
-    await createUserNamespace({ file: userNamespace, owner: OWNER_BASE + 1, idMap })
+    await createUserNamespace({
+      helper: path.join(inject('envdBuildDir'), USER_NAMESPACE_HELPER),
+      file: userNamespace,
+      owner: OWNER_BASE + 1,
+      idMap,
+    })
     const paths = {
       upper: path.join(scratch, 'upper'),
       work: path.join(scratch, 'work'),

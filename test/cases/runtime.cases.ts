@@ -16,6 +16,7 @@ import {
   createUserNamespace,
   OWNER_BASE,
   removeUserNamespace,
+  USER_NAMESPACE_HELPER,
 } from '../../src/agent/user-namespace.js'
 import { stageVolumeMounts } from '../../src/agent/volumes/volume-stage.js'
 import {
@@ -191,6 +192,7 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
         await writeFile(join(volume, 'by-user'), '')
         await chown(join(volume, 'by-user'), 1000, 1000)
         await createUserNamespace({
+          helper: join(inject('envdBuildDir'), USER_NAMESPACE_HELPER),
           file: userNamespace,
           owner: OWNER_BASE + 2,
           idMap: TEST_ID_MAP,
