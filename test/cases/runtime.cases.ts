@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { detachStages, IDMAPPED_MOUNT_HELPER } from '../../src/agent/rootfs/idmapped-mount.js'
 import { readCgroupMode } from '../../src/agent/runtime/cgroup-mode.js'
+import { SECCOMP_BPF_ANNOTATION } from '../../src/agent/runtime/oci-cli-runtime.js'
 import type {
   ContainerSpec,
   Runtime,
@@ -63,6 +64,8 @@ interface StartOptions {
 /** One test's host objects, all named with its prefix; `cleanup` runs even on failure. */
 interface TestWorld {
   prefix: string
+  /** Where each container's bundle is, `<dir>/<id>`. */
+  dir: string
   runtime: Runtime
   /** Runs a container with `sh -c script`; `runMs` is the time of `Runtime.run` alone. */
   start(script: string, options?: StartOptions): Promise<{ id: string; pid: number; runMs: number }>
@@ -135,22 +138,8 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
     })
 
     it('refuses nested namespaces, mounts and io_uring to root and to a plain user', async () => {
-      const { start } = await setup()
+      const { dir, start } = await setup()
       await writeFile(join(rootfs, 'syscall-probe.py'), SYSCALL_PROBE)
-      const { id } = await start(
-        [
-          'python3=/usr/bin/python3',
-          '$python3 /syscall-probe.py > /tmp/$ID.root.t && mv /tmp/$ID.root.t /tmp/$ID.root',
-          '$python3 /syscall-probe.py 1000 > /tmp/$ID.user.t && mv /tmp/$ID.user.t /tmp/$ID.user',
-          // busybox unshare, as a user would try it: a user namespace where they are root.
-          '{ unshare -U -r true; echo "exit $?"; } > /tmp/$ID.unshare.t 2>&1',
-          'mv /tmp/$ID.unshare.t /tmp/$ID.unshare',
-          'sleep 1000',
-        ].join('; '),
-        { readonlyBinds: HOST_USR },
-      )
-      const asRoot = JSON.parse(await waitForFile(join(rootfs, 'tmp', `${id}.root`)))
-      const asUser = JSON.parse(await waitForFile(join(rootfs, 'tmp', `${id}.user`)))
       // runsc answers every refusal with EPERM, and so lets clone3 through to its own kernel.
       const expected =
         gaps.seccompErrno === undefined
@@ -160,11 +149,32 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
               kcmp: 'EPERM',
               'clone3(CLONE_NEWUSER)': 'ok',
             }
-      expect(asRoot).toEqual(expected)
-      expect(asUser).toEqual(expected)
-      expect(await waitForFile(join(rootfs, 'tmp', `${id}.unshare`))).toBe(
-        'unshare: unshare(0x10000000): Operation not permitted\nexit 1\n',
-      )
+      // Twice: the runtime compiles the profile for the first container, and crun's second
+      // gets the filter it kept (SECCOMP_BPF_ANNOTATION).
+      for (const round of [0, 1]) {
+        const { id } = await start(
+          [
+            'python3=/usr/bin/python3',
+            '$python3 /syscall-probe.py > /tmp/$ID.root.t && mv /tmp/$ID.root.t /tmp/$ID.root',
+            '$python3 /syscall-probe.py 1000 > /tmp/$ID.user.t && mv /tmp/$ID.user.t /tmp/$ID.user',
+            // busybox unshare, as a user would try it: a user namespace where they are root.
+            '{ unshare -U -r true; echo "exit $?"; } > /tmp/$ID.unshare.t 2>&1',
+            'mv /tmp/$ID.unshare.t /tmp/$ID.unshare',
+            'sleep 1000',
+          ].join('; '),
+          { readonlyBinds: HOST_USR },
+        )
+        const config = JSON.parse(await readFile(join(dir, id, 'config.json'), 'utf8'))
+        const kept = SECCOMP_BPF_ANNOTATION in (config.annotations ?? {})
+        expect(kept).toBe(round === 1 && name === 'crun')
+        const asRoot = JSON.parse(await waitForFile(join(rootfs, 'tmp', `${id}.root`)))
+        const asUser = JSON.parse(await waitForFile(join(rootfs, 'tmp', `${id}.user`)))
+        expect(asRoot).toEqual(expected)
+        expect(asUser).toEqual(expected)
+        expect(await waitForFile(join(rootfs, 'tmp', `${id}.unshare`))).toBe(
+          'unshare: unshare(0x10000000): Operation not permitted\nexit 1\n',
+        )
+      }
     })
 
     it("shows the container's own network devices in /sys, and leaves no mount on the host", async () => {
@@ -379,7 +389,7 @@ async function newWorld(newRuntime: (stateRoot: string) => Runtime, rootfs: stri
     await removeTempDir(dir)
     await expectNoLeaks(prefix, started)
   }
-  return { prefix, runtime, start, cleanup }
+  return { prefix, dir, runtime, start, cleanup }
 }
 
 /** The fallback when remove fails: SIGKILL to the init, which takes its pid namespace along. */

@@ -22,6 +22,7 @@ export function createCrunRuntime(options: CliRuntimeOptions): Runtime {
     gaps: {},
     pausesWithCgroupFreezer: true,
     statusFile: (id) => join(options.stateRoot, id, 'status'),
+    compiledSeccompFile: (id) => join(options.stateRoot, id, 'seccomp.bpf'),
     async launchRun(args) {
       // crun 1.8 refuses hybrid cgroups; without the cgroup2 mount it uses v1 (host-facts).
       // Only `run` creates cgroups, so the other commands run crun directly.

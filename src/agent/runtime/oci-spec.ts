@@ -44,6 +44,7 @@ export interface OciSpec {
   }
   hostname: string
   mounts: OciMount[]
+  annotations?: Record<string, string>
   linux: {
     namespaces: { type: string; path?: string }[]
     uidMappings?: { containerID: number; hostID: number; size: number }[]
