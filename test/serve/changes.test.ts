@@ -108,30 +108,34 @@ describe('sandbox changes', () => {
 
   it('never lists or archives a host file a sandbox swaps a symlink in for, mid-walk', async () => {
     const canary = await mkdtemp('/tmp/sbt-canary-')
-    await writeFile(path.join(canary, 'host-secret'), 'the host secret')
-    const sandbox = await Sandbox.create(opts())
     try {
-      // A file and a directory, each swapped again and again for a symlink to the host's
-      // canary (absolute: resolved on the host side, it would name the host's file).
-      const swapper = [
-        'cd /home/user && mkdir d && echo mine > d/host-secret && echo mine > f',
-        `ln -s ${canary} dlink && ln -s ${canary}/host-secret flink`,
-        'while true; do mv -T d d.real; cp -P dlink d; mv -T f f.real; cp -P flink f',
-        'rm d f; mv -T d.real d; mv -T f.real f; done',
-      ].join('; ')
-      await sandbox.commands.run(swapper, { background: true, timeoutMs: 0 })
-      const url = `${serve.client.apiUrl}/sandboxes/${sandbox.sandboxId}/changes`
-      const headers = { 'X-API-Key': serve.client.apiKey }
-      for (let round = 0; round < 20; round++) {
-        const listed = await (await fetch(url, { headers })).text()
-        expect(listed).not.toContain(canary)
-        const archive = Buffer.from(
-          await (await fetch(`${url}?format=tar`, { headers })).arrayBuffer(),
-        )
-        expect(archive.toString('latin1')).not.toContain('the host secret')
+      await writeFile(path.join(canary, 'host-secret'), 'the host secret')
+      const sandbox = await Sandbox.create(opts())
+      try {
+        // A file and a directory, each swapped again and again for a symlink to the host's
+        // canary (absolute: resolved on the host side, it would name the host's file).
+        const swapper = [
+          'cd /home/user && mkdir d && echo mine > d/host-secret && echo mine > f',
+          `ln -s ${canary} dlink && ln -s ${canary}/host-secret flink`,
+          'while true; do mv -T d d.real; cp -P dlink d; mv -T f f.real; cp -P flink f',
+          'rm d f; mv -T d.real d; mv -T f.real f; done',
+        ].join('; ')
+        await sandbox.commands.run(swapper, { background: true, timeoutMs: 0 })
+        const url = `${serve.client.apiUrl}/sandboxes/${sandbox.sandboxId}/changes`
+        const headers = { 'X-API-Key': serve.client.apiKey }
+        for (let round = 0; round < 20; round++) {
+          const listed = await (await fetch(url, { headers })).text()
+          expect(listed).not.toContain(canary)
+          const archive = Buffer.from(
+            await (await fetch(`${url}?format=tar`, { headers })).arrayBuffer(),
+          )
+          expect(archive.toString('latin1')).not.toContain('the host secret')
+        }
+      } finally {
+        await sandbox.kill()
       }
     } finally {
-      await sandbox.kill()
+      // Even when the service cannot create or kill the sandbox.
       await rm(canary, { recursive: true, force: true })
     }
   })
