@@ -12,9 +12,9 @@ export function openSqlite(path: string): { db: Kysely<Database>; dialect: Store
   // a second process on the same file wait for the lock instead of failing at once.
   database.pragma('journal_mode = WAL')
   database.pragma('busy_timeout = 5000')
-  // With WAL, NORMAL syncs at checkpoints rather than at every commit (every authenticated
-  // request writes last_used_at): a crash of sandbar loses nothing, a power cut may lose the
-  // last commits.
+  // With WAL, NORMAL syncs at checkpoints rather than at every commit (every create, kill and
+  // metrics sample commits): a crash of sandbar loses nothing, a power cut may lose the last
+  // commits.
   database.pragma('synchronous = NORMAL')
   // SQLite checks foreign keys only when asked; PostgreSQL always does, and both must agree.
   database.pragma('foreign_keys = ON')
