@@ -56,6 +56,13 @@ describe('claiming a started sandbox', () => {
       egress,
     })
     expect((await fetch(`${pooled.envdURL}/envs`)).status).toBe(401)
+    // The claim checks only what its /init changed: the lock from the start still holds, so
+    // anyone else's /init, with a token of their own, is refused and changes nothing.
+    const rogue = await fetch(`${pooled.envdURL}/init`, {
+      method: 'POST',
+      body: JSON.stringify({ accessToken: 'rogue-token', envVars: { CLIENT: 'rogue' } }),
+    })
+    expect(rogue.status).toBe(401)
     const sandbox = sandboxForEnvd(pooled.envdURL, 'client-token', pooled.sandboxID)
     const result = await sandbox.commands.run('echo "$FROM_TEMPLATE $CLIENT"')
     expect(result.stdout).toBe('yes mine\n')
