@@ -21,6 +21,20 @@ user:x:1000:
 sbtgroup:x:1500:user
 `
 
+/**
+ * Ports of the envds that single e2e files start for themselves, one each since files run in
+ * parallel. They sit below Linux's ephemeral range (32768–60999 by default), from which the
+ * kernel picks the local port of every outgoing connection on the host: a port up there can
+ * be taken at any moment, as a CI run once saw on 49994. (The shared envd must stay on the
+ * SDK's debug port, 49983, for the oldest SDK; `assertPortFree` waits that out.)
+ */
+export const ENVD_TEST_PORTS = {
+  signedUrl: 31993,
+  auth: 31994,
+  http: 31995,
+  streaming: 31996,
+} as const
+
 /** One envd running in its own mount and PID namespaces, seen from the test's side. */
 export interface NamespacedEnvd {
   /** Base URL, e.g. `http://localhost:49983`. */
@@ -92,8 +106,29 @@ export async function startNamespacedEnvd(port: number, bundle: string): Promise
   return { url, homeOnHost: home, stop }
 }
 
-/** Another envd on the port would answer /health in place of ours: refuse to start instead. */
+/**
+ * Another envd on the port would answer /health in place of ours: refuse to start instead.
+ * A port in the ephemeral range may be held for a moment by some outgoing connection, so a
+ * taken port gets a few seconds to come free first.
+ */
 async function assertPortFree(port: number): Promise<void> {
+  const deadline = Date.now() + PORT_WAIT_MS
+  for (;;) {
+    const error = await listenOnce(port)
+    if (error === undefined) return
+    if (Date.now() >= deadline) {
+      throw new Error(`port ${port} is taken; SANDBAR_TEST_ENVD_PORT picks another`, {
+        cause: error,
+      })
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+const PORT_WAIT_MS = 10_000
+
+/** Listens on the port and closes again: undefined when that worked, the error otherwise. */
+async function listenOnce(port: number): Promise<Error | undefined> {
   const probe = createServer()
   try {
     await new Promise<void>((resolve, reject) => {
@@ -101,9 +136,10 @@ async function assertPortFree(port: number): Promise<void> {
       probe.listen(port, '127.0.0.1', resolve)
     })
   } catch (error) {
-    throw new Error(`port ${port} is taken; SANDBAR_TEST_ENVD_PORT picks another`, { cause: error })
+    return error instanceof Error ? error : new Error(String(error))
   }
   await new Promise((resolve) => probe.close(resolve))
+  return undefined
 }
 
 async function waitForHealth(url: string, child: ChildProcess): Promise<void> {

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { AuthenticationError } from 'e2b'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { initEnvd, type NamespacedEnvd, startNamespacedEnvd, TEST_USER } from '../envd-namespace.js'
+import {
+  ENVD_TEST_PORTS,
+  initEnvd,
+  type NamespacedEnvd,
+  startNamespacedEnvd,
+  TEST_USER,
+} from '../envd-namespace.js'
 import { sandboxForEnvd } from '../setup.js'
 
 /** Wire contract §3.2: the body of every refused `X-Access-Token`. */
@@ -11,11 +17,10 @@ const UNAUTHORIZED = {
     'unauthorized access, please provide a valid access token or method signing if supported',
 }
 
-const PORT = 49994
 const TOKEN = randomBytes(16).toString('hex')
 let envd: NamespacedEnvd
 beforeAll(async () => {
-  envd = await startNamespacedEnvd(PORT, inject('envdBundle'))
+  envd = await startNamespacedEnvd(ENVD_TEST_PORTS.auth, inject('envdBundle'))
   await initEnvd(envd.url, { accessToken: TOKEN })
 })
 afterAll(() => envd?.stop())

@@ -1,15 +1,19 @@
 import type { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { z } from 'zod'
-import { initEnvd, type NamespacedEnvd, startNamespacedEnvd } from '../envd-namespace.js'
+import {
+  ENVD_TEST_PORTS,
+  initEnvd,
+  type NamespacedEnvd,
+  startNamespacedEnvd,
+} from '../envd-namespace.js'
 import { sandboxForEnvd } from '../setup.js'
 
 /** `/init` changes envd-wide state, so it is driven on a private envd (wire contract §3.3). */
-const PORT = 49995
 let envd: NamespacedEnvd
 let sandbox: Sandbox
 beforeAll(async () => {
-  envd = await startNamespacedEnvd(PORT, inject('envdBundle'))
+  envd = await startNamespacedEnvd(ENVD_TEST_PORTS.http, inject('envdBundle'))
   sandbox = sandboxForEnvd(envd.url)
 })
 afterAll(() => envd?.stop())

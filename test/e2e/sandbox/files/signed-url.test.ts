@@ -1,15 +1,19 @@
 import { randomBytes } from 'node:crypto'
 import type { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { initEnvd, type NamespacedEnvd, startNamespacedEnvd } from '../../envd-namespace.js'
+import {
+  ENVD_TEST_PORTS,
+  initEnvd,
+  type NamespacedEnvd,
+  startNamespacedEnvd,
+} from '../../envd-namespace.js'
 import { sandboxForEnvd, uniqueName } from '../../setup.js'
 
 /** A private envd with an access token, as a secure sandbox has (wire contract §3.2). */
-const PORT = 49993
 let envd: NamespacedEnvd
 let sandbox: Sandbox
 beforeAll(async () => {
-  envd = await startNamespacedEnvd(PORT, inject('envdBundle'))
+  envd = await startNamespacedEnvd(ENVD_TEST_PORTS.signedUrl, inject('envdBundle'))
   const accessToken = randomBytes(16).toString('hex')
   await initEnvd(envd.url, { accessToken })
   sandbox = sandboxForEnvd(envd.url, accessToken)

@@ -1,7 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { initEnvd, type NamespacedEnvd, startNamespacedEnvd } from '../../envd-namespace.js'
+import {
+  ENVD_TEST_PORTS,
+  initEnvd,
+  type NamespacedEnvd,
+  startNamespacedEnvd,
+} from '../../envd-namespace.js'
 import { sandboxForEnvd } from '../../setup.js'
 
 const MiB = 1024 * 1024
@@ -11,11 +16,10 @@ const SIZE = 1024 * MiB
  * A fresh envd of its own, so the peak memory it reports is this test's. In its PID namespace
  * tini is PID 1 and envd its only child.
  */
-const PORT = 49996
 let envd: NamespacedEnvd
 let sandbox: Sandbox
 beforeAll(async () => {
-  envd = await startNamespacedEnvd(PORT, inject('envdBundle'))
+  envd = await startNamespacedEnvd(ENVD_TEST_PORTS.streaming, inject('envdBundle'))
   await initEnvd(envd.url)
   sandbox = sandboxForEnvd(envd.url)
 })
