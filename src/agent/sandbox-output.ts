@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import type { SandboxOutput } from './index.js'
 
@@ -10,6 +11,10 @@ const NEWLINE = 0x0a
  * line still being written stays for the next read, unless it alone fills MAX_READ_BYTES.
  */
 export async function readOutputLines(file: string, from: number): Promise<SandboxOutput> {
+  // Most calls (the telemetry pass, every few seconds per sandbox) find nothing new. A stat
+  // says so in microseconds, where opening the file asynchronously takes thread-pool trips.
+  const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0
+  if (size <= from) return { lines: [], bytesRead: from }
   const handle = await open(file, 'r').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined
     throw error

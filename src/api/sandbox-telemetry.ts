@@ -1,7 +1,7 @@
 import { type Agent, SandboxNotFoundError } from '../agent/index.js'
 import { KeyedQueue } from '../keyed-queue.js'
 import type { Logger } from '../logger.js'
-import type { Sandbox, Store } from '../store/index.js'
+import type { Sandbox, Store, StoredMetricSample } from '../store/index.js'
 import { type PeriodicPasses, startPeriodicPasses } from './periodic-passes.js'
 import { sampleEnvdMetrics } from './sandbox-metrics.js'
 import { logEntryFromOutputLine } from './sandbox-output-lines.js'
@@ -16,6 +16,11 @@ type SandboxRef = Pick<Sandbox, 'teamID' | 'sandboxID' | 'startedAt'>
  */
 export class SandboxTelemetry {
   private readonly collecting = new KeyedQueue()
+  /**
+   * Each sandbox's output cursor as this process last read or stored it, so that a pass over a
+   * quiet sandbox reads no row. Only the API in front of a sandbox's agent moves its cursor.
+   */
+  private readonly cursors = new Map<string, number>()
 
   constructor(
     private readonly store: Store,
@@ -25,9 +30,13 @@ export class SandboxTelemetry {
 
   /** Stores one metrics sample of a running sandbox; nothing when envd does not answer. */
   async sample(sandbox: Sandbox): Promise<void> {
-    const sample = await sampleEnvdMetrics(this.agent, sandbox)
-    if (sample !== undefined)
-      await this.store.appendMetrics(sandbox.teamID, sandbox.sandboxID, sample)
+    const info = await this.agent.get(sandbox.sandboxID)
+    if (info?.state !== 'running') return
+    const sample = await sampleEnvdMetrics(info.envdURL, sandbox.envdAccessToken)
+    if (sample === undefined) return
+    await this.store.appendMetrics([
+      { teamID: sandbox.teamID, sandboxID: sandbox.sandboxID, sample },
+    ])
   }
 
   /** Moves the sandbox's new output lines into its logs. A sandbox already gone has none. */
@@ -35,19 +44,35 @@ export class SandboxTelemetry {
     return this.collecting.run(sandbox.sandboxID, () => this.readOutput(sandbox))
   }
 
-  /** Samples and collects every sandbox the agent runs (paused ones: output only). */
+  /**
+   * Samples and collects every sandbox the agent runs (paused ones: output only): one store
+   * read for them all, and one write for all the samples.
+   */
   async collectAll(): Promise<void> {
-    for (const info of await this.agent.list()) {
-      const sandbox = await this.store.getSandbox(info.sandboxID)
+    const infos = await this.agent.list()
+    const stored = await this.store.getSandboxes(infos.map((info) => info.sandboxID))
+    for (const sandboxID of this.cursors.keys()) {
+      if (!stored.has(sandboxID)) this.cursors.delete(sandboxID)
+    }
+    const samples: StoredMetricSample[] = []
+    for (const info of infos) {
+      const sandbox = stored.get(info.sandboxID)
       if (sandbox === undefined) continue
+      const { teamID, sandboxID } = sandbox
       const work = [this.collectOutput(sandbox)]
-      if (info.state === 'running') work.push(this.sample(sandbox))
+      if (info.state === 'running') {
+        const sampled = sampleEnvdMetrics(info.envdURL, sandbox.envdAccessToken)
+        work.push(
+          sampled.then((sample) => void (sample && samples.push({ teamID, sandboxID, sample }))),
+        )
+      }
       for (const result of await Promise.allSettled(work)) {
         if (result.status === 'rejected') {
-          this.logger.warn({ err: result.reason, sandboxID: sandbox.sandboxID }, 'telemetry failed')
+          this.logger.warn({ err: result.reason, sandboxID }, 'telemetry failed')
         }
       }
     }
+    await this.store.appendMetrics(samples)
   }
 
   /** Forgets log entries and samples past the retention period, of every sandbox. */
@@ -59,15 +84,18 @@ export class SandboxTelemetry {
   }
 
   private async readOutput(sandbox: SandboxRef): Promise<void> {
-    const from = await this.store.outputBytesRead(sandbox.sandboxID)
-    const output = await this.agent.readOutput(sandbox.sandboxID, from).catch((error: unknown) => {
+    const { sandboxID } = sandbox
+    const from = this.cursors.get(sandboxID) ?? (await this.store.outputBytesRead(sandboxID))
+    this.cursors.set(sandboxID, from)
+    const output = await this.agent.readOutput(sandboxID, from).catch((error: unknown) => {
       if (error instanceof SandboxNotFoundError) return undefined
       throw error
     })
     if (output === undefined || output.bytesRead === from) return
     const window = { startedAt: sandbox.startedAt, receivedAt: new Date() }
     const entries = output.lines.map((line) => logEntryFromOutputLine(line, window))
-    await this.store.appendOutput(sandbox.teamID, sandbox.sandboxID, entries, output.bytesRead)
+    await this.store.appendOutput(sandbox.teamID, sandboxID, entries, output.bytesRead)
+    this.cursors.set(sandboxID, output.bytesRead)
   }
 }
 

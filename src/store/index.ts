@@ -176,6 +176,13 @@ export interface SandboxMetricSample {
   diskTotal: number
 }
 
+/** A sample and the sandbox it belongs to, as `appendMetrics` stores it. */
+export interface StoredMetricSample {
+  teamID: string
+  sandboxID: string
+  sample: SandboxMetricSample
+}
+
 /** Wire contract §1.3 `TemplateBuildStatus`. */
 export type TemplateBuildStatus = 'waiting' | 'building' | 'ready' | 'error'
 
@@ -412,6 +419,8 @@ export interface Store extends TemplateStore, VolumeStore {
   insertSandbox(sandbox: Sandbox): Promise<void>
   /** A sandbox by ID; with `teamID`, a sandbox of another team is not found. */
   getSandbox(sandboxID: string, teamID?: string): Promise<Sandbox | undefined>
+  /** The listed sandboxes that exist, by ID, in one read. */
+  getSandboxes(sandboxIDs: string[]): Promise<Map<string, Sandbox>>
   /**
    * Applies the patch and returns the sandbox as stored, or undefined when it does not exist
    * or (with `ifState`) is no longer in that state — how concurrent transitions lose cleanly.
@@ -448,7 +457,8 @@ export interface Store extends TemplateStore, VolumeStore {
     bytesRead: number,
   ): Promise<void>
 
-  appendMetrics(teamID: string, sandboxID: string, sample: SandboxMetricSample): Promise<void>
+  /** Stores samples of any sandboxes, in one statement. */
+  appendMetrics(samples: StoredMetricSample[]): Promise<void>
   /** The samples from `start` to `end` (both inclusive), oldest first. */
   listMetrics(
     teamID: string,

@@ -1,25 +1,28 @@
 import type { Kysely, Selectable } from 'kysely'
-import type { SandboxMetricSample } from './index.js'
+import type { SandboxMetricSample, StoredMetricSample } from './index.js'
 import type { Database, SandboxMetricTable } from './schema.js'
 
 /** The metrics series of sandboxes, kept after the sandbox is gone like its logs. */
 export function metricQueries(db: Kysely<Database>) {
   return {
-    async appendMetrics(teamID: string, sandboxID: string, sample: SandboxMetricSample) {
+    async appendMetrics(samples: StoredMetricSample[]) {
+      if (samples.length === 0) return
       await db
         .insertInto('sandbox_metrics')
-        .values({
-          team_id: teamID,
-          sandbox_id: sandboxID,
-          ts: sample.timestamp.getTime(),
-          cpu_count: sample.cpuCount,
-          cpu_used_pct: sample.cpuUsedPct,
-          mem_used: sample.memUsed,
-          mem_total: sample.memTotal,
-          mem_cache: sample.memCache,
-          disk_used: sample.diskUsed,
-          disk_total: sample.diskTotal,
-        })
+        .values(
+          samples.map(({ teamID, sandboxID, sample }) => ({
+            team_id: teamID,
+            sandbox_id: sandboxID,
+            ts: sample.timestamp.getTime(),
+            cpu_count: sample.cpuCount,
+            cpu_used_pct: sample.cpuUsedPct,
+            mem_used: sample.memUsed,
+            mem_total: sample.memTotal,
+            mem_cache: sample.memCache,
+            disk_used: sample.diskUsed,
+            disk_total: sample.diskTotal,
+          })),
+        )
         .execute()
     },
 

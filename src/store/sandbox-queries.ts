@@ -28,6 +28,18 @@ export function sandboxQueries(db: Kysely<Database>, seal: TokenSeal) {
 
     getSandbox,
 
+    async getSandboxes(sandboxIDs: string[]): Promise<Map<string, Sandbox>> {
+      const found = new Map<string, Sandbox>()
+      if (sandboxIDs.length === 0) return found
+      const rows = await db
+        .selectFrom('sandboxes')
+        .selectAll()
+        .where('sandbox_id', 'in', sandboxIDs)
+        .execute()
+      for (const row of rows) found.set(row.sandbox_id, sandboxFromRow(row, seal))
+      return found
+    },
+
     async updateSandbox(
       sandboxID: string,
       patch: SandboxPatch,

@@ -154,6 +154,15 @@ export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOp
       expect(await store.getSandbox(original.sandboxID, teamID)).toEqual(original)
       expect(await store.getSandbox(original.sandboxID, 'another-team')).toBeUndefined()
       await expect(store.insertSandbox(original)).rejects.toThrow()
+      const other = sandbox(teamID, 1, { sandboxID: 'iother' })
+      await store.insertSandbox(other)
+      expect(await store.getSandboxes([original.sandboxID, 'inothere', other.sandboxID])).toEqual(
+        new Map([
+          [original.sandboxID, original],
+          [other.sandboxID, other],
+        ]),
+      )
+      expect(await store.getSandboxes([])).toEqual(new Map())
 
       const endAt = new Date(BASE_TIME + 999_000)
       const paused = await store.updateSandbox(
@@ -485,7 +494,9 @@ export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOp
         },
       })
       await store.appendLogs(teamID, 'iold', [entry(1), entry(2), entry(3)])
-      for (const ms of [1000, 2000, 3000]) await store.appendMetrics(teamID, 'iold', sample(ms))
+      await store.appendMetrics(
+        [1000, 2000, 3000].map((ms) => ({ teamID, sandboxID: 'iold', sample: sample(ms) })),
+      )
 
       expect(await store.pruneTelemetry(at(2000))).toEqual({ logs: 3, metrics: 1 })
       expect(await store.listLogs(teamID, 'iold', { limit: 10 })).toEqual([])
@@ -508,11 +519,14 @@ export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOp
         diskUsed: 2 ** 30,
         diskTotal: 10 * 2 ** 30,
       })
-      await store.appendMetrics(teamID, 'ia', sample(10, 1.5))
-      await store.appendMetrics(teamID, 'ia', sample(5, 0.25))
-      await store.appendMetrics(teamID, 'ia', sample(15, 99.75))
-      await store.appendMetrics(teamID, 'ib', sample(7, 12))
-      await store.appendMetrics('another-team', 'ia', sample(20, 50))
+      await store.appendMetrics([])
+      await store.appendMetrics([
+        { teamID, sandboxID: 'ia', sample: sample(10, 1.5) },
+        { teamID, sandboxID: 'ia', sample: sample(5, 0.25) },
+        { teamID, sandboxID: 'ib', sample: sample(7, 12) },
+        { teamID: 'another-team', sandboxID: 'ia', sample: sample(20, 50) },
+      ])
+      await store.appendMetrics([{ teamID, sandboxID: 'ia', sample: sample(15, 99.75) }])
 
       expect(await store.listMetrics(teamID, 'ia', {})).toEqual([
         sample(5, 0.25),

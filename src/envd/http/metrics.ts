@@ -1,4 +1,4 @@
-import { readFile, statfs } from 'node:fs/promises'
+import { readFileSync, statfsSync } from 'node:fs'
 import os from 'node:os'
 import type { HttpExchange } from './http-exchange.js'
 import { type CpuSample, cpuUsedPercent, parseCpuSample, parseMeminfo } from './proc-stats.js'
@@ -8,17 +8,20 @@ const MiB = 1024 * 1024
 /**
  * `GET /metrics`: one snake_case record (wire contract §3.3). CPU use is measured since the
  * previous call (the first call measures since envd started), as gopsutil's Percent(0) does.
+ *
+ * The control plane asks every running sandbox every few seconds, so this is most of what an
+ * idle envd does. Its reads are synchronous: procfs answers from memory and statfs from the
+ * superblock, while the thread pool would wake up to four idle threads per read, each costlier
+ * than the read.
  */
-export function metricsRoute(): (exchange: HttpExchange) => Promise<void> {
-  let previousCpu: Promise<CpuSample> = readCpuSample()
-  return async (exchange) => {
-    const [before, now, meminfo, disk] = await Promise.all([
-      previousCpu,
-      readCpuSample(),
-      readFile('/proc/meminfo', 'utf8').then(parseMeminfo),
-      statfs('/'),
-    ])
-    previousCpu = Promise.resolve(now)
+export function metricsRoute(): (exchange: HttpExchange) => void {
+  let previousCpu = readCpuSample()
+  return (exchange) => {
+    const before = previousCpu
+    const now = readCpuSample()
+    const meminfo = parseMeminfo(readFileSync('/proc/meminfo', 'utf8'))
+    const disk = statfsSync('/')
+    previousCpu = now
     exchange.json({
       ts: Math.floor(Date.now() / 1000),
       cpu_count: os.availableParallelism(),
@@ -34,6 +37,6 @@ export function metricsRoute(): (exchange: HttpExchange) => Promise<void> {
   }
 }
 
-async function readCpuSample(): Promise<CpuSample> {
-  return parseCpuSample(await readFile('/proc/stat', 'utf8'))
+function readCpuSample(): CpuSample {
+  return parseCpuSample(readFileSync('/proc/stat', 'utf8'))
 }
