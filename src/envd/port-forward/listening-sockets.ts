@@ -10,6 +10,8 @@ export interface ListeningSocket {
 interface ListeningSocketsAddon {
   /** The namespace's listening TCP sockets, addresses as their bytes (listening-sockets.c). */
   listeningTcpSockets(): { address: Uint8Array; port: number }[]
+  /** Calls `changed` as watchListeningSockets says; returns what stops it. */
+  watchListeningTcpSockets(intervalMs: number, changed: () => void): () => void
 }
 
 const addon: ListeningSocketsAddon = bindings('listening_sockets.node')
@@ -19,6 +21,16 @@ export function listeningSockets(): ListeningSocket[] {
   return addon
     .listeningTcpSockets()
     .map(({ address, port }) => ({ address: formatAddress(address), port }))
+}
+
+/**
+ * Calls `changed` once soon, then each time the namespace's listening sockets or its IPv4
+ * addresses differ from how they were `intervalMs` before: a thread of the addon looks,
+ * so an idle envd is not woken to find nothing new. Never keeps the process alive; returns
+ * what stops it.
+ */
+export function watchListeningSockets(intervalMs: number, changed: () => void): () => void {
+  return addon.watchListeningTcpSockets(intervalMs, changed)
 }
 
 /**

@@ -7,9 +7,9 @@ import {
   forwardKey,
   planForwards,
 } from './forward-plan.js'
-import { listeningSockets } from './listening-sockets.js'
+import { listeningSockets, watchListeningSockets } from './listening-sockets.js'
 
-/** Wire contract §3.1: envd scans the listening sockets every second. */
+/** Wire contract §3.1: envd looks at the listening sockets every second. */
 export const SCAN_INTERVAL_MS = 1_000
 
 export interface PortForwarderOptions {
@@ -37,9 +37,7 @@ interface Forward {
  * server in envd, so the rootfs needs no `socat`.
  */
 export function startPortForwarder(options: PortForwarderOptions): PortForwarder {
-  const forwarder = new LocalhostForwarder(options)
-  forwarder.schedule(options.intervalMs ?? SCAN_INTERVAL_MS)
-  return forwarder
+  return new LocalhostForwarder(options)
 }
 
 class LocalhostForwarder implements PortForwarder {
@@ -52,33 +50,34 @@ class LocalhostForwarder implements PortForwarder {
     listening: (forward) => this.opened(forward),
     error: (forward, error) => this.failedToServe(forward, error),
   }
+  private readonly intervalMs: number
+  private readonly stopWatching: () => void
+  /** A retry of the forwards that failed, which no change of the sockets may bring. */
+  private retry: NodeJS.Timeout | undefined
   private stopped = false
-  private timer: NodeJS.Timeout | undefined
 
   constructor(options: PortForwarderOptions) {
     this.logger = options.logger
     this.reservedPorts = new Set(options.reservedPorts)
-  }
-
-  schedule(intervalMs: number): void {
-    this.timer = setTimeout(() => {
-      try {
-        this.scan()
-      } catch (error) {
-        this.logger.warn({ err: error }, 'port scan failed')
-      }
-      if (!this.stopped) this.schedule(intervalMs)
-    }, intervalMs)
-    // The forwarder never keeps envd's process alive on its own.
-    this.timer.unref()
+    this.intervalMs = options.intervalMs ?? SCAN_INTERVAL_MS
+    this.stopWatching = watchListeningSockets(this.intervalMs, () => this.scanLogged())
   }
 
   async stop(): Promise<void> {
     this.stopped = true
-    clearTimeout(this.timer)
+    this.stopWatching()
+    clearTimeout(this.retry)
     const closing = [...this.forwards.values()].map(closeForward)
     this.forwards.clear()
     await Promise.all(closing)
+  }
+
+  private scanLogged(): void {
+    try {
+      this.scan()
+    } catch (error) {
+      this.logger.warn({ err: error }, 'port scan failed')
+    }
   }
 
   /** One scan: opens the forwards the plan wants and closes those it no longer does. */
@@ -110,15 +109,26 @@ class LocalhostForwarder implements PortForwarder {
     this.logger.info({ ...forward.endpoint }, 'port forward opened')
   }
 
-  /** Drops a forward that could not listen (or stopped accepting); the next scan retries. */
+  /** Drops a forward that could not listen (or stopped accepting); a scan retries it soon. */
   private failedToServe(forward: Forward, error: Error): void {
     const key = forwardKey(forward.endpoint)
     if (this.forwards.get(key) === forward) this.forwards.delete(key)
     void closeForward(forward)
+    this.retrySoon()
     // A listener that appeared between the scan and the bind: normal, and quiet.
     if (errorCode(error) === 'EADDRINUSE' || this.failed.has(key)) return
     this.failed.add(key)
     this.logger.warn({ ...forward.endpoint, err: error }, 'port forward failed')
+  }
+
+  private retrySoon(): void {
+    if (this.stopped || this.retry !== undefined) return
+    this.retry = setTimeout(() => {
+      this.retry = undefined
+      this.scanLogged()
+    }, this.intervalMs)
+    // The forwarder never keeps envd's process alive on its own.
+    this.retry.unref()
   }
 }
 

@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import net from 'node:net'
+import { promisify } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   formatAddress,
@@ -50,6 +52,26 @@ describe('listeningSockets', () => {
     } finally {
       client.destroy()
     }
+  })
+})
+
+describe('watchListeningTcpSockets', () => {
+  it('calls at the start and on each change of listeners or addresses, never while all stays', async () => {
+    // In a network namespace of its own: the host's, shared with other tests, never stays.
+    const { stdout } = await promisify(execFile)('unshare', [
+      '--net',
+      process.execPath,
+      new URL('watch-sockets-child.mjs', import.meta.url).pathname,
+      new URL('../../../../build/Release/listening_sockets.node', import.meta.url).pathname,
+    ])
+    expect(JSON.parse(stdout)).toEqual({
+      started: 1,
+      listening: 2,
+      quiet: 2,
+      addressAdded: 3,
+      closed: 4,
+      afterStop: 4,
+    })
   })
 })
 
