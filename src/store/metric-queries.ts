@@ -2,28 +2,20 @@ import type { Kysely, Selectable } from 'kysely'
 import type { SandboxMetricSample, StoredMetricSample } from './index.js'
 import type { Database, SandboxMetricTable } from './schema.js'
 
+/**
+ * Samples per insert: ten parameters each stay within SQLite's 32,766 bound parameters a
+ * statement and PostgreSQL's 65,535.
+ */
+const SAMPLES_PER_INSERT = 1_000
+
 /** The metrics series of sandboxes, kept after the sandbox is gone like its logs. */
 export function metricQueries(db: Kysely<Database>) {
   return {
     async appendMetrics(samples: StoredMetricSample[]) {
-      if (samples.length === 0) return
-      await db
-        .insertInto('sandbox_metrics')
-        .values(
-          samples.map(({ teamID, sandboxID, sample }) => ({
-            team_id: teamID,
-            sandbox_id: sandboxID,
-            ts: sample.timestamp.getTime(),
-            cpu_count: sample.cpuCount,
-            cpu_used_pct: sample.cpuUsedPct,
-            mem_used: sample.memUsed,
-            mem_total: sample.memTotal,
-            mem_cache: sample.memCache,
-            disk_used: sample.diskUsed,
-            disk_total: sample.diskTotal,
-          })),
-        )
-        .execute()
+      for (let start = 0; start < samples.length; start += SAMPLES_PER_INSERT) {
+        const rows = samples.slice(start, start + SAMPLES_PER_INSERT).map(metricRow)
+        await db.insertInto('sandbox_metrics').values(rows).execute()
+      }
     },
 
     async listMetrics(
@@ -66,6 +58,21 @@ export function metricQueries(db: Kysely<Database>) {
       for (const row of rows) latest.set(row.sandbox_id, sampleFromRow(row))
       return latest
     },
+  }
+}
+
+function metricRow({ teamID, sandboxID, sample }: StoredMetricSample) {
+  return {
+    team_id: teamID,
+    sandbox_id: sandboxID,
+    ts: sample.timestamp.getTime(),
+    cpu_count: sample.cpuCount,
+    cpu_used_pct: sample.cpuUsedPct,
+    mem_used: sample.memUsed,
+    mem_total: sample.memTotal,
+    mem_cache: sample.memCache,
+    disk_used: sample.diskUsed,
+    disk_total: sample.diskTotal,
   }
 }
 

@@ -527,6 +527,14 @@ export function runStoreCases({ name, newConfig, readApiKeys, sql }: StoreCaseOp
         { teamID: 'another-team', sandboxID: 'ia', sample: sample(20, 50) },
       ])
       await store.appendMetrics([{ teamID, sandboxID: 'ia', sample: sample(15, 99.75) }])
+      // More than one statement's worth of bound parameters, in one call.
+      const many = Array.from({ length: 3_500 }, (_, i) => ({
+        teamID,
+        sandboxID: 'imany',
+        sample: sample(i, 1),
+      }))
+      await store.appendMetrics(many)
+      expect(await store.listMetrics(teamID, 'imany', {})).toHaveLength(many.length)
 
       expect(await store.listMetrics(teamID, 'ia', {})).toEqual([
         sample(5, 0.25),
