@@ -49,6 +49,7 @@ import { createNetworkManager } from './network/network-manager.js'
 import { pathExists } from './path-exists.js'
 import { reconcile } from './reconcile.js'
 import { HostLayerStore } from './rootfs/layer-store.js'
+import { type MountEntry, readMounts } from './rootfs/mountinfo.js'
 import { ensureToolbox } from './rootfs/toolbox.js'
 import { upperChanges, upperChangesArchive } from './rootfs/upper-changes.js'
 import { copyUpperAsLayer } from './rootfs/upper-layer.js'
@@ -63,6 +64,7 @@ import {
 } from './sandbox-host.js'
 import { readOutputLines } from './sandbox-output.js'
 import { freeSlot, type SandboxRecord, SandboxRecords } from './sandbox-record.js'
+import { readSandboxUsage, type SandboxUsage } from './sandbox-usage.js'
 import { checkSubordinateIDs } from './subordinate-ids.js'
 import { startTemplateCommand, takeFirstCommandPath } from './template-command.js'
 import { ID_RANGES, sandboxIDMap } from './user-namespace.js'
@@ -146,6 +148,8 @@ class HostAgent implements Agent {
   private readonly operations = new KeyedQueue()
   /** Slot choices, one at a time: two creates must never take the same network slot. */
   private reservations: Promise<unknown> = Promise.resolve()
+  /** The host's mounts, for the cgroup hierarchies `usage` reads; they do not move. */
+  private mounts: Promise<MountEntry[]> | undefined
 
   constructor(
     private readonly parts: HostParts,
@@ -280,6 +284,18 @@ class HostAgent implements Agent {
   async readOutput(sandboxID: string, from: number): Promise<SandboxOutput> {
     await this.existing(sandboxID)
     return readOutputLines(sandboxPaths(this.parts.records, sandboxID).output, from)
+  }
+
+  async usage(sandboxID: string): Promise<SandboxUsage | undefined> {
+    const record = await this.parts.records.read(sandboxID)
+    if (record?.state !== 'running') return undefined
+    this.mounts ??= readMounts()
+    return readSandboxUsage(await this.mounts, {
+      cgroupPath: hostNames(this.parts.config.prefix, sandboxID).cgroupPath,
+      disk: sandboxPaths(this.parts.records, sandboxID).disk,
+      cpuCount: record.cpuCount,
+      memoryMB: record.memoryMB,
+    })
   }
 
   pause(sandboxID: string, { keepMemory = true }: { keepMemory?: boolean } = {}): Promise<void> {

@@ -3,6 +3,7 @@ import type { UnreachableNetwork } from './network/closed-networks.js'
 import type { EgressPolicy } from './network/network.js'
 import type { UpperChange as SandboxChange } from './rootfs/upper-changes.js'
 import { RUNTIME_NAMES, type RuntimeName } from './runtime/runtime.js'
+import type { SandboxUsage } from './sandbox-usage.js'
 import type { VolumeFiles } from './volumes/volume-files.js'
 
 export {
@@ -42,6 +43,7 @@ export {
 } from './network/egress-policy.js'
 export { toolboxNodeArgv } from './rootfs/toolbox.js'
 export type { UpperChange as SandboxChange } from './rootfs/upper-changes.js'
+export { cpuUsedPercent, type SandboxUsage } from './sandbox-usage.js'
 export type { VolumeEntry, VolumeEntryType } from './volumes/volume-entry.js'
 /** Volume content errors, for the content API to answer with (wave2-contracts §2.3). */
 export {
@@ -341,6 +343,11 @@ export interface Agent {
   changesArchive(sandboxID: string): Promise<AsyncIterable<Uint8Array>>
   /** The complete lines of the sandbox's output from byte `from` on (a bounded amount). */
   readOutput(sandboxID: string, from: number): Promise<SandboxOutput>
+  /**
+   * What a running sandbox uses now, read on the host (its cgroups and disk), which costs its
+   * envd nothing; undefined when it is not running or its runtime keeps its cgroups.
+   */
+  usage(sandboxID: string): Promise<SandboxUsage | undefined>
   /** Removes the sandbox and everything it had on the host. */
   kill(sandboxID: string): Promise<void>
   /**

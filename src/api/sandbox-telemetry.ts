@@ -1,18 +1,23 @@
-import { type Agent, SandboxNotFoundError } from '../agent/index.js'
+import { type Agent, cpuUsedPercent, SandboxNotFoundError } from '../agent/index.js'
 import { KeyedQueue } from '../keyed-queue.js'
 import type { Logger } from '../logger.js'
 import type { Sandbox, Store, StoredMetricSample } from '../store/index.js'
 import { type PeriodicPasses, startPeriodicPasses } from './periodic-passes.js'
-import { sampleEnvdMetrics } from './sandbox-metrics.js'
 import { logEntryFromOutputLine } from './sandbox-output-lines.js'
 
 /** A sandbox as far as telemetry needs it. */
 type SandboxRef = Pick<Sandbox, 'teamID' | 'sandboxID' | 'startedAt'>
 
+interface CpuReading {
+  cpuTimeUs: number
+  at: number
+}
+
 /**
- * What the control plane collects from sandboxes (§1.2 metrics and logs): envd's metrics as
- * a series, and the sandbox's own output (envd's log) as log entries beside the lifecycle
- * events. Collection of one sandbox's output is serialized, so no line is stored twice.
+ * What the control plane collects from sandboxes (§1.2 metrics and logs): their use of CPU,
+ * memory and disk as a series, read by the agent on the host, and the sandbox's own output
+ * (envd's log) as log entries beside the lifecycle events. Collection of one sandbox's output
+ * is serialized, so no line is stored twice.
  */
 export class SandboxTelemetry {
   private readonly collecting = new KeyedQueue()
@@ -21,6 +26,8 @@ export class SandboxTelemetry {
    * quiet sandbox reads no row. Only the API in front of a sandbox's agent moves its cursor.
    */
   private readonly cursors = new Map<string, number>()
+  /** Each running sandbox's CPU time at its last sample, which the next one's CPU use is from. */
+  private readonly cpuTimes = new Map<string, CpuReading>()
 
   constructor(
     private readonly store: Store,
@@ -28,15 +35,10 @@ export class SandboxTelemetry {
     private readonly logger: Logger,
   ) {}
 
-  /** Stores one metrics sample of a running sandbox; nothing when envd does not answer. */
-  async sample(sandbox: Sandbox): Promise<void> {
-    const info = await this.agent.get(sandbox.sandboxID)
-    if (info?.state !== 'running') return
-    const sample = await sampleEnvdMetrics(info.envdURL, sandbox.envdAccessToken)
-    if (sample === undefined) return
-    await this.store.appendMetrics([
-      { teamID: sandbox.teamID, sandboxID: sandbox.sandboxID, sample },
-    ])
+  /** Stores one metrics sample of a running sandbox; nothing when it is not running. */
+  async sample(sandbox: SandboxRef): Promise<void> {
+    const sample = await this.measure(sandbox)
+    if (sample !== undefined) await this.store.appendMetrics([sample])
   }
 
   /** Moves the sandbox's new output lines into its logs. A sandbox already gone has none. */
@@ -51,24 +53,20 @@ export class SandboxTelemetry {
   async collectAll(): Promise<void> {
     const infos = await this.agent.list()
     const stored = await this.store.getSandboxes(infos.map((info) => info.sandboxID))
-    for (const sandboxID of this.cursors.keys()) {
-      if (!stored.has(sandboxID)) this.cursors.delete(sandboxID)
+    for (const known of [this.cursors, this.cpuTimes]) {
+      for (const sandboxID of known.keys()) if (!stored.has(sandboxID)) known.delete(sandboxID)
     }
     const samples: StoredMetricSample[] = []
     for (const info of infos) {
       const sandbox = stored.get(info.sandboxID)
       if (sandbox === undefined) continue
-      const { teamID, sandboxID } = sandbox
       const work = [this.collectOutput(sandbox)]
       if (info.state === 'running') {
-        const sampled = sampleEnvdMetrics(info.envdURL, sandbox.envdAccessToken)
-        work.push(
-          sampled.then((sample) => void (sample && samples.push({ teamID, sandboxID, sample }))),
-        )
+        work.push(this.measure(sandbox).then((sample) => void (sample && samples.push(sample))))
       }
       for (const result of await Promise.allSettled(work)) {
         if (result.status === 'rejected') {
-          this.logger.warn({ err: result.reason, sandboxID }, 'telemetry failed')
+          this.logger.warn({ err: result.reason, sandboxID: sandbox.sandboxID }, 'telemetry failed')
         }
       }
     }
@@ -81,6 +79,21 @@ export class SandboxTelemetry {
     const pruned = await this.store.pruneTelemetry(before)
     if (pruned.logs + pruned.metrics > 0)
       this.logger.info({ ...pruned, before }, 'telemetry pruned')
+  }
+
+  private async measure(sandbox: SandboxRef): Promise<StoredMetricSample | undefined> {
+    const { teamID, sandboxID } = sandbox
+    const usage = await this.agent.usage(sandboxID)
+    if (usage === undefined) return undefined
+    const { cpuTimeUs, ...figures } = usage
+    const now = { cpuTimeUs, at: Date.now() }
+    // The first sample measures since the sandbox started, as envd's own figure did.
+    const before = this.cpuTimes.get(sandboxID) ?? { cpuTimeUs: 0, at: sandbox.startedAt.getTime() }
+    this.cpuTimes.set(sandboxID, now)
+    const cpuUsedPct = cpuUsedPercent(before, now, usage.cpuCount)
+    // In whole seconds, as envd's samples are (§3.3 `ts`) and the metrics routes' ranges.
+    const timestamp = new Date(Math.floor(now.at / 1000) * 1000)
+    return { teamID, sandboxID, sample: { timestamp, cpuUsedPct, ...figures } }
   }
 
   private async readOutput(sandbox: SandboxRef): Promise<void> {

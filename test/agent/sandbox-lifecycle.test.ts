@@ -12,6 +12,7 @@ import { baseTemplate, readRecord, startTestAgent, type TestAgent } from './agen
 import { readParentLimits } from './cgroup-probe.js'
 
 const sandboxID = () => `i${randomBytes(10).toString('hex')}`
+const MiB = 1024 * 1024
 
 function request(id: string) {
   return {
@@ -189,6 +190,41 @@ describe('a sandbox on the agent', () => {
       .toBe('alive\n')
   })
 
+  it('reports its use of CPU, memory and disk, read on the host', async () => {
+    const sandbox = sandboxForEnvd(info.envdURL)
+    const usage = async () => {
+      const now = await test.agent.usage(info.sandboxID)
+      if (now === undefined) throw new Error('no usage of a running sandbox')
+      return now
+    }
+    const before = await usage()
+    expect(before).toMatchObject({ cpuCount: 1, memTotal: 256 * MiB })
+    expect(before.memUsed).toBeGreaterThan(0)
+    expect(before.diskUsed).toBeLessThan(before.diskTotal)
+    await sandbox.commands.run('head -c 33554432 /dev/urandom > /home/user/usage.bin')
+    // A second of CPU, then 64 MiB held until killed.
+    await sandbox.files.write(
+      '/home/user/hold.py',
+      'import time\nend = time.time() + 1\nwhile time.time() < end: pass\nx = bytearray(b"1" * (64 << 20))\ntime.sleep(600)\n',
+    )
+    const holder = await sandbox.commands.run('python3 /home/user/hold.py', {
+      background: true,
+      timeoutMs: 0,
+    })
+    try {
+      await expect
+        .poll(async () => (await usage()).memUsed - before.memUsed, { timeout: 30_000 })
+        .toBeGreaterThan(64 * MiB)
+      const after = await usage()
+      expect(after.cpuTimeUs - before.cpuTimeUs).toBeGreaterThan(500_000)
+      expect(after.diskUsed - before.diskUsed).toBeGreaterThanOrEqual(32 * MiB)
+      expect(after.memUsed).toBeLessThan(after.memTotal)
+    } finally {
+      await holder.kill()
+      await sandbox.commands.run('rm /home/user/usage.bin /home/user/hold.py')
+    }
+  })
+
   it('OOM-kills a memory hog, not envd', async () => {
     const sandbox = sandboxForEnvd(info.envdURL)
     const hog = sandbox.commands.run(
@@ -215,6 +251,7 @@ describe('a sandbox on the agent', () => {
       .toBeGreaterThan(1)
     await test.agent.pause(info.sandboxID)
     expect((await test.agent.get(info.sandboxID))?.state).toBe('paused')
+    expect(await test.agent.usage(info.sandboxID)).toBeUndefined()
     const frozen = await readFile(upper, 'utf8')
     await new Promise((resolve) => setTimeout(resolve, 500))
     expect(await readFile(upper, 'utf8')).toBe(frozen)

@@ -54,7 +54,7 @@ export async function cpuWeightFile(cgroupPath: string): Promise<string> {
 }
 
 /** The v1 hierarchy of `controller`, or else the v2 one (hybrid hosts keep both). */
-function hierarchyOf(mounts: MountEntry[], controller: string): MountEntry {
+export function hierarchyOf(mounts: MountEntry[], controller: string): MountEntry {
   const v1 = mounts.find(
     (entry) => entry.fsType === 'cgroup' && entry.superOptions.split(',').includes(controller),
   )

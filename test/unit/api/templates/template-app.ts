@@ -135,6 +135,7 @@ export function recordingAgent(
     updateNetwork: refuse,
     unreachableNetworks: async () => [],
     readOutput: async () => ({ lines: [], bytesRead: 0 }),
+    usage: async () => undefined,
     async kill(sandboxID) {
       log.killed.push(sandboxID)
     },
