@@ -202,10 +202,10 @@ describe('a sandbox on the agent', () => {
     expect(before.memUsed).toBeGreaterThan(0)
     expect(before.diskUsed).toBeLessThan(before.diskTotal)
     await sandbox.commands.run('head -c 33554432 /dev/urandom > /home/user/usage.bin')
-    // A second of CPU, then 64 MiB held until killed.
+    // A second of CPU time (however slow the host), then 64 MiB held until killed.
     await sandbox.files.write(
       '/home/user/hold.py',
-      'import time\nend = time.time() + 1\nwhile time.time() < end: pass\nx = bytearray(b"1" * (64 << 20))\ntime.sleep(600)\n',
+      'import time\nwhile time.process_time() < 1: pass\nx = bytearray(b"1" * (64 << 20))\ntime.sleep(600)\n',
     )
     const holder = await sandbox.commands.run('python3 /home/user/hold.py', {
       background: true,
@@ -213,10 +213,10 @@ describe('a sandbox on the agent', () => {
     })
     try {
       await expect
-        .poll(async () => (await usage()).memUsed - before.memUsed, { timeout: 30_000 })
+        .poll(async () => (await usage()).memUsed - before.memUsed, { timeout: 60_000 })
         .toBeGreaterThan(64 * MiB)
       const after = await usage()
-      expect(after.cpuTimeUs - before.cpuTimeUs).toBeGreaterThan(500_000)
+      expect(after.cpuTimeUs - before.cpuTimeUs).toBeGreaterThanOrEqual(1_000_000)
       expect(after.diskUsed - before.diskUsed).toBeGreaterThanOrEqual(32 * MiB)
       expect(after.memUsed).toBeLessThan(after.memTotal)
     } finally {
