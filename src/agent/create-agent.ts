@@ -292,6 +292,7 @@ class HostAgent implements Agent {
     this.mounts ??= readMounts()
     return readSandboxUsage(await this.mounts, {
       cgroupPath: hostNames(this.parts.config.prefix, sandboxID).cgroupPath,
+      startedAt: new Date(record.createdAt),
       disk: sandboxPaths(this.parts.records, sandboxID).disk,
       cpuCount: record.cpuCount,
       memoryMB: record.memoryMB,

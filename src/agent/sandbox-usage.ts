@@ -5,8 +5,10 @@ import type { MountEntry } from './rootfs/mountinfo.js'
 
 /** What a running sandbox uses of the host now (Agent.usage). */
 export interface SandboxUsage {
-  /** CPU time its processes have taken since it started, in microseconds. */
+  /** CPU time its processes have taken since `startedAt`, in microseconds. */
   cpuTimeUs: number
+  /** When its processes started: for a warm pool's sandbox, before a client claimed it. */
+  startedAt: Date
   cpuCount: number
   /** Memory its processes hold, less the page cache, in bytes. */
   memUsed: number
@@ -23,6 +25,7 @@ const MiB = 1024 * 1024
 /** Where a sandbox's figures are on the host. */
 export interface SandboxUsageSource {
   cgroupPath: string
+  startedAt: Date
   /** The mount of its disk image. */
   disk: string
   cpuCount: number
@@ -56,6 +59,7 @@ export function readSandboxUsage(
   const disk = statfsSync(source.disk)
   return {
     cpuTimeUs: cpuTime,
+    startedAt: source.startedAt,
     cpuCount: source.cpuCount,
     memUsed: Math.max(Number(current) - cache, 0),
     memTotal: source.memoryMB * MiB,

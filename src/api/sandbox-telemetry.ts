@@ -85,10 +85,11 @@ export class SandboxTelemetry {
     const { teamID, sandboxID } = sandbox
     const usage = await this.agent.usage(sandboxID)
     if (usage === undefined) return undefined
-    const { cpuTimeUs, ...figures } = usage
+    const { cpuTimeUs, startedAt, ...figures } = usage
     const now = { cpuTimeUs, at: Date.now() }
-    // The first sample measures since the sandbox started, as envd's own figure did.
-    const before = this.cpuTimes.get(sandboxID) ?? { cpuTimeUs: 0, at: sandbox.startedAt.getTime() }
+    // The first sample measures since the sandbox's processes started (a pooled one's boot
+    // included), as envd's own figure did.
+    const before = this.cpuTimes.get(sandboxID) ?? { cpuTimeUs: 0, at: startedAt.getTime() }
     this.cpuTimes.set(sandboxID, now)
     const cpuUsedPct = cpuUsedPercent(before, now, usage.cpuCount)
     // In whole seconds, as envd's samples are (§3.3 `ts`) and the metrics routes' ranges.

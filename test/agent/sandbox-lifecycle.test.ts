@@ -198,7 +198,7 @@ describe('a sandbox on the agent', () => {
       return now
     }
     const before = await usage()
-    expect(before).toMatchObject({ cpuCount: 1, memTotal: 256 * MiB })
+    expect(before).toMatchObject({ cpuCount: 1, memTotal: 256 * MiB, startedAt: info.createdAt })
     expect(before.memUsed).toBeGreaterThan(0)
     expect(before.diskUsed).toBeLessThan(before.diskTotal)
     await sandbox.commands.run('head -c 33554432 /dev/urandom > /home/user/usage.bin')

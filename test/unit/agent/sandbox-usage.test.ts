@@ -22,7 +22,13 @@ async function hierarchy(fsType: string, superOptions: string, files: Record<str
   return { device: '0:1', mountPoint, fsType, source: fsType, superOptions } satisfies MountEntry
 }
 
-const source = { cgroupPath: CGROUP, disk: '/', cpuCount: 2, memoryMB: 512 }
+const source = {
+  cgroupPath: CGROUP,
+  startedAt: new Date(0),
+  disk: '/',
+  cpuCount: 2,
+  memoryMB: 512,
+}
 
 describe('readSandboxUsage', () => {
   it('reads cgroup v2: memory.current less the file cache, cpu.stat usage_usec', async () => {
