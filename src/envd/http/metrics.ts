@@ -9,10 +9,9 @@ const MiB = 1024 * 1024
  * `GET /metrics`: one snake_case record (wire contract §3.3). CPU use is measured since the
  * previous call (the first call measures since envd started), as gopsutil's Percent(0) does.
  *
- * The control plane asks every running sandbox every few seconds, so this is most of what an
- * idle envd does. Its reads are synchronous: procfs answers from memory and statfs from the
- * superblock, while the thread pool would wake up to four idle threads per read, each costlier
- * than the read.
+ * Its reads are synchronous: procfs answers from memory and statfs from the superblock, while
+ * the thread pool would wake up to four idle threads per read, each costlier than the read.
+ * (The control plane's samples come from the host, Agent.usage; this route is for clients.)
  */
 export function metricsRoute(): (exchange: HttpExchange) => void {
   let previousCpu = readCpuSample()

@@ -24,10 +24,10 @@ export function listeningSockets(): ListeningSocket[] {
 }
 
 /**
- * Calls `changed` once soon, then each time the namespace's listening sockets or its IPv4
- * addresses differ from how they were `intervalMs` before: a thread of the addon looks,
- * so an idle envd is not woken to find nothing new. Never keeps the process alive; returns
- * what stops it.
+ * Calls `changed` once soon, then each time the namespace's listening sockets differ from how
+ * they were `intervalMs` before, or its IPv4 addresses from how they were at the last of their
+ * looks (every tenth interval): a thread of the addon looks, so an idle envd is not woken to
+ * find nothing new. Never keeps the process alive; returns what stops it.
  */
 export function watchListeningSockets(intervalMs: number, changed: () => void): () => void {
   return addon.watchListeningTcpSockets(intervalMs, changed)
