@@ -231,6 +231,33 @@ describe('network manager', () => {
     expect(await leftovers(prefix)).toEqual([])
   })
 
+  it("tears down what is left of a sandbox's rules and nothing of another's", async () => {
+    const kept = await sandbox('kept', 0, { allowOut: ['1.2.3.4'], denyOut: ['0.0.0.0/0'] })
+    const half = await sandbox('half', 1, { allowOut: ['1.2.3.4'], denyOut: [] })
+    // As if a run had stopped midway: the map element and chain gone, the sets still there.
+    const table = `inet ${nftTableName(prefix)}`
+    await runHostCommand('nft', ['-f', '-'], {
+      input:
+        `delete element ${table} sandboxes { "${half.hostVeth}" }\n` +
+        `flush chain ${table} sandbox_${half.hostVeth}\n` +
+        `delete chain ${table} sandbox_${half.hostVeth}\n`,
+    })
+    await manager.teardown('half')
+    const listing = await runHostCommand('nft', ['list', 'table', ...table.split(' ')])
+    expect(listing).not.toContain(half.hostVeth)
+    for (const name of ['sandbox', 'allow', 'deny']) {
+      expect(listing).toContain(`${name}_${kept.hostVeth}`)
+    }
+    expect(listing).toContain(`"${kept.hostVeth}" : jump sandbox_${kept.hostVeth}`)
+  })
+
+  it('tears a sandbox down after the table went with the service network', async () => {
+    await sandbox('orphan', 0)
+    await manager.destroy()
+    await manager.teardown('orphan')
+    expect(await leftovers(prefix)).toEqual([])
+  })
+
   it('refuses a second setup of a sandbox and leaves the first one working', async () => {
     const network = await sandbox('twice', 0)
     await expect(manager.setup('twice', 1, open)).rejects.toThrow(

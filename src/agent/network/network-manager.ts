@@ -23,7 +23,7 @@ import {
 } from './ip-commands.js'
 import { covers, knownIPv4CIDR } from './ipv4.js'
 import type { EgressPolicy, NetworkManager, SandboxNetwork } from './network.js'
-import { defaultRouteDevices, netnsNames, presentObjects, tableNames } from './network-state.js'
+import { defaultRouteDevices, netnsNames, tableNames } from './network-state.js'
 import {
   sandboxRemovalScript,
   sandboxScript,
@@ -206,11 +206,13 @@ class HostNetworkManager implements NetworkManager {
   }
 
   private async removeRules(hostVeth: string): Promise<void> {
-    const listing = await this.readTable()
-    if (listing === undefined) return
-    await this.applyNft(
-      sandboxRemovalScript(this.prefix, hostVeth, presentObjects(listing, hostVeth)),
-    )
+    try {
+      await this.applyNft(sandboxRemovalScript(this.prefix, hostVeth))
+    } catch (error) {
+      // The table goes with the service's network (destroy): then there is nothing to remove.
+      const tables = tableNames(await this.nft(['-j', 'list', 'tables', 'inet']))
+      if (tables.includes(this.table)) throw error
+    }
   }
 
   /** Removes what `path` shows exists; something that vanished meanwhile counts as removed. */
@@ -219,17 +221,6 @@ class HostNetworkManager implements NetworkManager {
     await this.ip(args).catch(async (error: unknown) => {
       if (await pathExists(path)) throw error
     })
-  }
-
-  /** The table's listing, or undefined when the table does not exist. */
-  private async readTable(): Promise<string | undefined> {
-    try {
-      return await this.nft(['-j', 'list', 'table', 'inet', this.table])
-    } catch (error) {
-      const tables = tableNames(await this.nft(['-j', 'list', 'tables', 'inet']))
-      if (tables.includes(this.table)) throw error
-      return undefined
-    }
   }
 
   private async applyNft(script: string): Promise<void> {

@@ -31,14 +31,6 @@ export interface SandboxObjects {
   denySet: string
 }
 
-/** What of a sandbox's objects exists now, as read from `nft -j list table`. */
-export interface PresentObjects {
-  mapElement: boolean
-  chain: boolean
-  allowSet: boolean
-  denySet: boolean
-}
-
 /** Verdict map: host veth name → `jump <sandbox chain>` (host-facts: `iifname vmap`). */
 export const SANDBOX_MAP = 'sandboxes'
 
@@ -181,20 +173,26 @@ export function updateScript(prefix: string, hostVeth: string, policy: ParsedEgr
   return lines(fillSets(prefix, checkedHostVeth(prefix, hostVeth), policy))
 }
 
-/** Removes what exists of a sandbox's objects; the map element first, as it uses the chain. */
-export function sandboxRemovalScript(
-  prefix: string,
-  hostVeth: string,
-  present: PresentObjects,
-): string {
+/**
+ * Removes a sandbox's objects, whichever of them exist, in one transaction and without reading
+ * the table first: a listing grows with every sandbox (~110 ms at 1,000, on every teardown).
+ * nft 1.0.6 has no `destroy`, so each object is added, which leaves an existing one alone, and
+ * then deleted; the map element goes before the chain it jumps to.
+ */
+export function sandboxRemovalScript(prefix: string, hostVeth: string): string {
   const t = tableRef(prefix)
   const veth = checkedHostVeth(prefix, hostVeth)
   const { chain, allowSet, denySet } = sandboxObjects(veth)
   return lines([
-    ...(present.mapElement ? [`delete element ${t} ${SANDBOX_MAP} { "${veth}" }`] : []),
-    ...(present.chain ? [`flush chain ${t} ${chain}`, `delete chain ${t} ${chain}`] : []),
-    ...(present.allowSet ? [`delete set ${t} ${allowSet}`] : []),
-    ...(present.denySet ? [`delete set ${t} ${denySet}`] : []),
+    `add chain ${t} ${chain}`,
+    `add element ${t} ${SANDBOX_MAP} { "${veth}" : jump ${chain} }`,
+    `delete element ${t} ${SANDBOX_MAP} { "${veth}" }`,
+    `flush chain ${t} ${chain}`,
+    `delete chain ${t} ${chain}`,
+    `add set ${t} ${allowSet} ${INTERVAL_SET}`,
+    `delete set ${t} ${allowSet}`,
+    `add set ${t} ${denySet} ${INTERVAL_SET}`,
+    `delete set ${t} ${denySet}`,
   ])
 }
 

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import {
   defaultRouteDevices,
   netnsNames,
-  presentObjects,
   tableNames,
 } from '../../../../src/agent/network/network-state.js'
 
@@ -50,27 +49,12 @@ describe('network state readers', () => {
     expect(defaultRouteDevices('[]')).toEqual([])
   })
 
-  it("reads which of a sandbox's nft objects exist", () => {
-    expect(presentObjects(table, 'sbh1a2b3c4d')).toEqual({
-      mapElement: true,
-      chain: true,
-      allowSet: true,
-      denySet: false,
-    })
-    expect(presentObjects(table, 'sbh00000000')).toEqual({
-      mapElement: false,
-      chain: false,
-      allowSet: false,
-      denySet: false,
-    })
-  })
-
   it('reads table names', () => {
     expect(tableNames(table)).toEqual(['sandbar_sb'])
   })
 
   it('rejects output of an unexpected shape', () => {
     expect(() => netnsNames('{"name":"sb-a"}')).toThrow()
-    expect(() => presentObjects('{"nftables":[{"chain":{}}]}', 'sbh1a2b3c4d')).toThrow()
+    expect(() => tableNames('{"nftables":[{"table":{}}]}')).toThrow()
   })
 })

@@ -172,21 +172,18 @@ add element inet sandbar_sb deny_sbh1a2b3c4d { 8.8.8.8/32 }
     )
   })
 
-  it('removes only what exists, the map element before the chain it jumps to', () => {
-    const all = { mapElement: true, chain: true, allowSet: true, denySet: true }
-    expect(
-      sandboxRemovalScript('sb', veth, all),
-    ).toBe(`delete element inet sandbar_sb sandboxes { "sbh1a2b3c4d" }
+  it('removes whatever exists of a sandbox, the map element before the chain it jumps to', () => {
+    expect(sandboxRemovalScript('sb', veth)).toBe(`add chain inet sandbar_sb sandbox_sbh1a2b3c4d
+add element inet sandbar_sb sandboxes { "sbh1a2b3c4d" : jump sandbox_sbh1a2b3c4d }
+delete element inet sandbar_sb sandboxes { "sbh1a2b3c4d" }
 flush chain inet sandbar_sb sandbox_sbh1a2b3c4d
 delete chain inet sandbar_sb sandbox_sbh1a2b3c4d
+add set inet sandbar_sb allow_sbh1a2b3c4d { type ipv4_addr; flags interval; }
 delete set inet sandbar_sb allow_sbh1a2b3c4d
+add set inet sandbar_sb deny_sbh1a2b3c4d { type ipv4_addr; flags interval; }
 delete set inet sandbar_sb deny_sbh1a2b3c4d
 `)
-    const none = { mapElement: false, chain: false, allowSet: false, denySet: false }
-    expect(sandboxRemovalScript('sb', veth, none)).toBe('')
-    expect(sandboxRemovalScript('sb', veth, { ...none, denySet: true })).toBe(
-      'delete set inet sandbar_sb deny_sbh1a2b3c4d\n',
-    )
+    expect(() => sandboxRemovalScript('sb', 'eth0')).toThrow('not a host veth of prefix sb: eth0')
   })
 
   it('removes the table whether or not it exists', () => {
