@@ -251,6 +251,20 @@ describe('network manager', () => {
     expect(listing).toContain(`"${kept.hostVeth}" : jump sandbox_${kept.hostVeth}`)
   })
 
+  it('sets up and tears down many sandboxes at once, their nft scripts joined', async () => {
+    const ids = Array.from({ length: 24 }, (_, slot) => `many${slot}`)
+    const networks = await Promise.all(ids.map((id, slot) => sandbox(id, slot)))
+    const table = ['inet', nftTableName(prefix)]
+    const listing = await runHostCommand('nft', ['list', 'table', ...table])
+    for (const { hostVeth } of networks) {
+      expect(listing).toContain(`"${hostVeth}" : jump sandbox_${hostVeth}`)
+    }
+    await Promise.all(ids.map((id) => manager.teardown(id)))
+    const after = await runHostCommand('nft', ['list', 'table', ...table])
+    for (const { hostVeth } of networks) expect(after).not.toContain(hostVeth)
+    expect(await manager.present()).toEqual([])
+  })
+
   it('tears a sandbox down after the table went with the service network', async () => {
     await sandbox('orphan', 0)
     await manager.destroy()

@@ -31,6 +31,7 @@ import {
   tableScript,
   updateScript,
 } from './nft-ruleset.js'
+import { NftScriptQueue } from './nft-script-queue.js'
 
 export interface NetworkManagerConfig {
   /** The agent's prefix (PREFIX_PATTERN); it is in every host object the manager makes. */
@@ -69,6 +70,10 @@ class HostNetworkManager implements NetworkManager {
 
   /** unreachable()'s host addresses and when they were read (HOST_ADDRESSES_FRESH_MS). */
   private hostAddressesRead: { at: number; addresses: HostAddress[] } | undefined
+  /** Every script to the table goes through it: one `nft` at a time (nft-script-queue.ts). */
+  private readonly nftScripts = new NftScriptQueue(async (script) => {
+    await this.nft(['-f', '-'], script)
+  })
 
   constructor(
     private readonly config: NetworkManagerConfig,
@@ -224,7 +229,7 @@ class HostNetworkManager implements NetworkManager {
   }
 
   private async applyNft(script: string): Promise<void> {
-    if (script !== '') await this.nft(['-f', '-'], script)
+    if (script !== '') await this.nftScripts.apply(script)
   }
 
   private ip(args: string[], input?: string): Promise<string> {
