@@ -57,7 +57,9 @@ export async function writeResults(
   const lines = text
     .split('\n')
     .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as RecordedLine)
+    // JSON has no NaN: a ratio without a floor (a peer not installed) comes back as null.
+    .map((line) => JSON.parse(line) as Omit<RecordedLine, 'ratio'> & { ratio: number | null })
+    .map((line) => ({ ...line, ratio: line.ratio ?? Number.NaN }))
   const run: RunInfo = {
     date: new Date().toISOString(),
     commit: commitHash(repo),

@@ -17,6 +17,14 @@ const CPU_WINDOW_MS = 10_000
  */
 const CPU_SETTLE_MS = 20_000
 
+/**
+ * A kill answers before its sandbox is torn down (issue 13). The rows after this one measure a
+ * host that has finished removing these sandboxes, known by their cgroups' charge falling back
+ * to within this much of what it was before them; they get this long to get there.
+ */
+const CLEANED_UP_SLACK_MIB = 64
+const CLEANUP_TIMEOUT_MS = 300_000
+
 export interface DensitySamples {
   /** All `count` creates, each followed by its first command, one after another. */
   sequentialMs: number
@@ -71,5 +79,17 @@ export async function sampleDensity(
     return { sequentialMs, perSandboxMiB, perSandboxCgroupMiB, perSandboxCpuMsPerSecond, answers }
   } finally {
     await killAll(sandboxes)
+    await chargeFallsTo(serve, chargedBefore + CLEANED_UP_SLACK_MIB)
+  }
+}
+
+async function chargeFallsTo(serve: UserServe, mib: number): Promise<void> {
+  const deadline = Date.now() + CLEANUP_TIMEOUT_MS
+  while ((await serve.sandboxesMemoryMiB()) > mib) {
+    if (Date.now() > deadline) {
+      console.warn(`the killed sandboxes still hold memory after ${CLEANUP_TIMEOUT_MS} ms`)
+      return
+    }
+    await sleep(500)
   }
 }
