@@ -229,7 +229,7 @@ class HostNetworkManager implements NetworkManager {
   }
 
   private async applyNft(script: string): Promise<void> {
-    if (script !== '') await this.nftScripts.apply(script)
+    await this.nftScripts.apply(script)
   }
 
   private ip(args: string[], input?: string): Promise<string> {
