@@ -39,6 +39,8 @@ export interface DensitySamples {
   perSandboxCpuMsPerSecond: number
   /** Each sandbox's `commands.run('true')` once they all idle. */
   answers: number[]
+  /** One `Sandbox.create()` + first command right after all of them were killed. */
+  createAfterKillMs: number
 }
 
 /**
@@ -76,7 +78,21 @@ export async function sampleDensity(
       ((await hostBusyMsPerSecond(CPU_WINDOW_MS)) - busyBefore) / count
     const answers: number[] = []
     for (const sandbox of sandboxes) answers.push(await timeMs(() => sandbox.commands.run('true')))
-    return { sequentialMs, perSandboxMiB, perSandboxCgroupMiB, perSandboxCpuMsPerSecond, answers }
+    await killAll(sandboxes.splice(0))
+    // What a user who creates next sees while their teardowns are under way.
+    const createAfterKillMs = await timeMs(async () => {
+      const sandbox = await serve.create({ timeoutMs: LONG_LIVED_MS })
+      sandboxes.push(sandbox)
+      await sandbox.commands.run('true')
+    })
+    return {
+      sequentialMs,
+      perSandboxMiB,
+      perSandboxCgroupMiB,
+      perSandboxCpuMsPerSecond,
+      answers,
+      createAfterKillMs,
+    }
   } finally {
     await killAll(sandboxes)
     await chargeFallsTo(serve, chargedBefore + CLEANED_UP_SLACK_MIB)

@@ -354,4 +354,12 @@ function reportDensity(
     target: 'reported',
     ok: true,
   })
+  report({
+    name: `Sandbox.create() + first command right after killing the ${IDLE}`,
+    figure: ms(density.createAfterKillMs),
+    floor: `bare crun run -d ${ms(p50(bare.start))}`,
+    ratio: density.createAfterKillMs / p50(bare.start),
+    target: 'reported',
+    ok: true,
+  })
 }

@@ -1,3 +1,4 @@
+import pLimit from 'p-limit'
 import {
   type Agent,
   type EgressPolicy,
@@ -44,6 +45,14 @@ const DEFAULT_TIMEOUT_S = { v1: 15, v2: 300 } as const
 /** Wire contract §1.4 refreshes: duration default and minimum 15 s. */
 export const REFRESH_MIN_S = 15
 
+/**
+ * Killed sandboxes taken off the host at once. A kill answers before its sandbox is torn down;
+ * when every teardown of a mass kill ran together, creates meanwhile shared the host with all
+ * of them (right after killing 1,000 idle sandboxes, a create took ~60 s). A few at a time
+ * keep the host's cores busy and leave creates their share.
+ */
+const REMOVALS_AT_ONCE = 4
+
 export interface SandboxServiceConfig {
   /** Running sandboxes per team before create answers 429 (§1.4): `sandbar serve --max-sandboxes`. */
   concurrencyLimit: number
@@ -67,6 +76,7 @@ export class SandboxService {
   private readonly events: SandboxEvents
   /** Killed sandboxes still being taken off the host (`remove`). */
   private readonly removals = new Set<Promise<void>>()
+  private readonly removalTurn = pLimit(REMOVALS_AT_ONCE)
   readonly telemetry: SandboxTelemetry
 
   constructor(
@@ -524,7 +534,7 @@ export class SandboxService {
   private async remove(sandbox: Sandbox): Promise<void> {
     const { sandboxID } = sandbox
     await this.store.updateSandbox(sandboxID, { state: 'killing' })
-    const removal = this.removeFromHost(sandbox)
+    const removal = this.removalTurn(() => this.removeFromHost(sandbox))
       .catch((error: unknown) => {
         this.logger.error({ err: error, sandboxID }, 'removing a killed sandbox failed')
       })

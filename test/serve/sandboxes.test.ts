@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import { AuthenticationError, Sandbox, SandboxNotFoundError } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ServeInstance, startServe } from './serve-fixture.js'
@@ -121,6 +123,25 @@ describe('Sandbox.create through the SDK', () => {
     )
     expect(gone).toBe(true)
     await expect(sandbox.getInfo()).rejects.toBeInstanceOf(SandboxNotFoundError)
+  })
+
+  it('kills twelve sandboxes at once: each is gone at once, and all leave the host', async () => {
+    const sandboxes = await Promise.all(Array.from({ length: 12 }, () => Sandbox.create(opts())))
+    expect(await Promise.all(sandboxes.map((sandbox) => sandbox.kill()))).toEqual(
+      sandboxes.map(() => true),
+    )
+    for (const sandbox of sandboxes) {
+      await expect(sandbox.getInfo()).rejects.toBeInstanceOf(SandboxNotFoundError)
+    }
+    // Their teardowns follow the answers, a few at a time; the record's directory goes last.
+    const leftOnHost = () =>
+      sandboxes.filter(
+        (sandbox) =>
+          existsSync(`/run/netns/${serve.prefix}-${sandbox.sandboxId}`) ||
+          existsSync(path.join(serve.dataDir, 'sandboxes', sandbox.sandboxId)),
+      )
+    const allGone = await eventually(async () => leftOnHost().length === 0, 60_000)
+    expect(allGone).toBe(true)
   })
 
   it('rejects a bad API key', async () => {
