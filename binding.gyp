@@ -11,6 +11,11 @@
       "cflags": ["-Wall", "-Wextra", "-Werror"]
     },
     {
+      "target_name": "mount_root",
+      "sources": ["src/agent/rootfs/mount-root.c"],
+      "cflags": ["-Wall", "-Wextra", "-Werror"]
+    },
+    {
       "target_name": "listening_sockets",
       "sources": ["src/envd/port-forward/listening-sockets.c"],
       "cflags": ["-Wall", "-Wextra", "-Werror"]

@@ -79,7 +79,7 @@ if (existsSync('src/interpreter/python')) {
 
 // envd loads node-pty, fs-xattr and its own thread-credentials, listening-sockets and
 // process-spawn (binding.gyp, built by `npm install`); the CLI bundles envd too, plus the
-// store's better-sqlite3.
+// store's better-sqlite3 and the agent's mount-root.
 const envdAddons = [
   'node_modules/node-pty/build/Release/pty.node',
   'node_modules/fs-xattr/build/Release/xattr.node',
@@ -88,7 +88,11 @@ const envdAddons = [
   'build/Release/process_spawn.node',
 ]
 const addonsOf = {
-  [outdir]: [...envdAddons, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'],
+  [outdir]: [
+    ...envdAddons,
+    'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+    'build/Release/mount_root.node',
+  ],
   [`${outdir}/envd`]: envdAddons,
 }
 for (const [dir, addons] of Object.entries(addonsOf)) {

@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
 import { chmod, open, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
+import { isMounted } from './mount-root.js'
 import { unmountAll } from './unmount.js'
 
 /**
@@ -100,31 +101,56 @@ export async function mountDiskImage(disk: DiskImage): Promise<void> {
  * tolerates what is already gone.
  */
 export async function removeDiskImage(disk: Pick<DiskImage, 'image' | 'mountPoint'>) {
+  // The mounted disk names its own device; only a disk found unmounted needs every loop device
+  // on the host read, and a host keeps every loop device it ever had.
+  const device = isMounted(disk.mountPoint) ? mountedDevice(disk.mountPoint) : undefined
   await unmountAll(disk.mountPoint)
+  const attached = backedBy(disk.image, device === undefined ? loopDeviceNames() : [device])
   // Autoclear detaches a moment after the unmount; one that already went is not an error.
-  for (const device of loopDevicesOf(disk.image)) {
-    await runHostCommand('losetup', ['--detach', device]).catch(() => undefined)
+  for (const name of attached) {
+    await runHostCommand('losetup', ['--detach', `/dev/${name}`]).catch(() => undefined)
   }
   await rm(disk.image, { force: true })
 }
 
 /**
+ * The block device a mount point's filesystem is on, by its sysfs name (`loop7`); undefined for
+ * a filesystem on no block device.
+ */
+function mountedDevice(mountPoint: string): string | undefined {
+  const { dev } = statSync(mountPoint, { bigint: true })
+  // glibc's major() and minor() of a dev_t.
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & 0xfffff000n)
+  const minor = (dev & 0xffn) | ((dev >> 12n) & 0xffffff00n)
+  const sysfs = `/sys/dev/block/${major}:${minor}`
+  return existsSync(sysfs) ? path.basename(realpathSync(sysfs)) : undefined
+}
+
+/**
  * Loop devices backed by `image`, from sysfs (`/sys/block/loopN/loop/backing_file`, present
- * while attached), which saves a `losetup` run on every kill. Synchronous: a host keeps every
- * loop device it ever had (a thousand after a thousand sandboxes), and a sysfs read takes
- * microseconds where each asynchronous one is a thread-pool round trip.
+ * while attached), which saves a `losetup` run. Synchronous: a host keeps every loop device it
+ * ever had (a thousand after a thousand sandboxes), and a sysfs read takes microseconds where
+ * each asynchronous one is a thread-pool round trip.
  */
 export function loopDevicesOf(image: string): string[] {
+  return backedBy(image, loopDeviceNames()).map((name) => `/dev/${name}`)
+}
+
+/** Every loop device of the host, attached or not, by its sysfs name. */
+function loopDeviceNames(): string[] {
+  return readdirSync('/sys/block').filter((name) => name.startsWith('loop'))
+}
+
+/** Those of the loop devices `names` still backed by `image`. */
+function backedBy(image: string, names: string[]): string[] {
   const target = path.resolve(image)
-  const devices: string[] = []
-  for (const name of readdirSync('/sys/block')) {
-    if (!name.startsWith('loop')) continue
-    const backing = readBackingFile(name)
-    // The kernel appends " (deleted)" once the file is gone, as for /proc/*/exe.
-    const file = backing.trim().replace(/ \(deleted\)$/, '')
-    if (file === target) devices.push(`/dev/${name}`)
-  }
-  return devices
+  // The kernel appends " (deleted)" once the file is gone, as for /proc/*/exe.
+  return names.filter(
+    (name) =>
+      readBackingFile(name)
+        .trim()
+        .replace(/ \(deleted\)$/, '') === target,
+  )
 }
 
 /** A loop device's backing file, or '' when it is detached. */

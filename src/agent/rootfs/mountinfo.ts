@@ -45,6 +45,8 @@ export async function mountsUnder(dir: string): Promise<string[]> {
 }
 
 function unescapeOctal(text: string): string {
+  // Most fields have no escape, and the table holds thousands of them on a busy host.
+  if (!text.includes('\\')) return text
   return text.replace(/\\([0-7]{3})/g, (_, octal: string) =>
     String.fromCharCode(Number.parseInt(octal, 8)),
   )

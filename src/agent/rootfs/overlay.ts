@@ -1,5 +1,4 @@
 import path from 'node:path'
-import { readMounts } from './mountinfo.js'
 
 /** One sandbox's root filesystem: template layers below, the sandbox's own directory on top. */
 export interface OverlaySpec {
@@ -27,10 +26,4 @@ export function overlayOptions(spec: Pick<OverlaySpec, 'lower' | 'upper' | 'work
   }
   const lowerdir = [...spec.lower].reverse().join(':')
   return `lowerdir=${lowerdir},upperdir=${spec.upper},workdir=${spec.work}`
-}
-
-/** Whether something is mounted at `target`, per `/proc/self/mountinfo`. */
-export async function isMounted(target: string): Promise<boolean> {
-  const resolved = path.resolve(target)
-  return (await readMounts()).some((entry) => entry.mountPoint === resolved)
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runHostCommand } from '../host-command.js'
-import { isMounted } from './overlay.js'
+import { isMounted } from './mount-root.js'
 
 /** How long an unmount may stay busy before the error stands. */
 const BUSY_FOR_MS = 3_000
@@ -14,7 +14,7 @@ const BUSY_POLL_MS = 50
  */
 export async function unmountAll(target: string): Promise<void> {
   const deadline = Date.now() + BUSY_FOR_MS
-  while (await isMounted(target)) {
+  while (isMounted(target)) {
     try {
       await runHostCommand('umount', [target])
     } catch (error) {
