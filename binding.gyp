@@ -11,8 +11,8 @@
       "cflags": ["-Wall", "-Wextra", "-Werror"]
     },
     {
-      "target_name": "mount_root",
-      "sources": ["src/agent/rootfs/mount-root.c"],
+      "target_name": "mount_calls",
+      "sources": ["src/agent/rootfs/mount-calls.c"],
       "cflags": ["-Wall", "-Wextra", "-Werror"]
     },
     {

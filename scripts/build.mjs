@@ -79,7 +79,7 @@ if (existsSync('src/interpreter/python')) {
 
 // envd loads node-pty, fs-xattr and its own thread-credentials, listening-sockets and
 // process-spawn (binding.gyp, built by `npm install`); the CLI bundles envd too, plus the
-// store's better-sqlite3 and the agent's mount-root.
+// store's better-sqlite3 and the agent's mount-calls.
 const envdAddons = [
   'node_modules/node-pty/build/Release/pty.node',
   'node_modules/fs-xattr/build/Release/xattr.node',
@@ -91,7 +91,7 @@ const addonsOf = {
   [outdir]: [
     ...envdAddons,
     'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
-    'build/Release/mount_root.node',
+    'build/Release/mount_calls.node',
   ],
   [`${outdir}/envd`]: envdAddons,
 }

@@ -2,7 +2,7 @@ import type { Logger } from '../logger.js'
 import { hasCompleteCheckpoint } from './checkpoint/sandbox-checkpoint.js'
 import { hostNames } from './host-names.js'
 import type { ReconcileReport } from './index.js'
-import { isMounted } from './rootfs/mount-root.js'
+import { isMounted } from './rootfs/mount-calls.js'
 import { type HostParts, removeSandboxHost, sandboxPaths, stopSandboxHost } from './sandbox-host.js'
 
 /**
@@ -50,7 +50,7 @@ export async function reconcile(parts: HostParts, logger: Logger): Promise<Recon
       record.state !== 'creating' &&
       alive &&
       namespaces.has(sandboxID) &&
-      isMounted(sandboxPaths(parts.records, sandboxID).rootfs)
+      (await isMounted(sandboxPaths(parts.records, sandboxID).rootfs))
     if (complete && container) {
       const state = container.status === 'paused' ? 'paused' : 'running'
       if (record.state !== state) await parts.records.save({ ...record, state })

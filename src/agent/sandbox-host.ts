@@ -11,7 +11,7 @@ import { netnsPath } from './network/network-manager.js'
 import { mountDiskImage, mountImage, removeDiskImage } from './rootfs/disk-image.js'
 import { detachStages, IDMAPPED_MOUNT_HELPER } from './rootfs/idmapped-mount.js'
 import { mountIdmappedOverlay } from './rootfs/idmapped-overlay.js'
-import { isMounted } from './rootfs/mount-root.js'
+import { isMounted } from './rootfs/mount-calls.js'
 import type { Toolbox } from './rootfs/rootfs.js'
 import { unmountAll } from './rootfs/unmount.js'
 import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
@@ -97,9 +97,9 @@ export async function startSandboxHost(
       : undefined,
   )
   const disk = existingDisk
-    ? isMounted(paths.disk)
-      ? Promise.resolve()
-      : mountImage(paths.image, paths.disk)
+    ? isMounted(paths.disk).then((mounted) =>
+        mounted ? undefined : mountImage(paths.image, paths.disk),
+      )
     : mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: record.diskSizeMB })
   const rootfs = Promise.all([namespaces, disk])
     .then(() => (existingDisk ? undefined : prepareDisk(paths, record)))
@@ -222,7 +222,7 @@ export async function remountSandboxRoot(
   layers: string[],
 ): Promise<void> {
   const paths = sandboxPaths(parts.records, record.sandboxID)
-  if (isMounted(paths.rootfs)) return
+  if (await isMounted(paths.rootfs)) return
   await removeUserNamespace(paths.userns)
   await detachStages(paths.layers)
   await settleAll([
@@ -232,7 +232,9 @@ export async function remountSandboxRoot(
       owner: ownerOf(parts, record),
       idMap: record.idMap,
     }),
-    isMounted(paths.disk) ? Promise.resolve() : mountImage(paths.image, paths.disk),
+    isMounted(paths.disk).then((mounted) =>
+      mounted ? undefined : mountImage(paths.image, paths.disk),
+    ),
   ])
   await mountOverlay(parts, paths, layers)
 }

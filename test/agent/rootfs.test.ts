@@ -18,7 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { runHostCommand } from '../../src/agent/host-command.js'
 import { detachStages, IDMAPPED_MOUNT_HELPER } from '../../src/agent/rootfs/idmapped-mount.js'
 import { mountIdmappedOverlay } from '../../src/agent/rootfs/idmapped-overlay.js'
-import { isMounted } from '../../src/agent/rootfs/mount-root.js'
+import { isMounted } from '../../src/agent/rootfs/mount-calls.js'
 import { mountsUnder } from '../../src/agent/rootfs/mountinfo.js'
 import type { Toolbox } from '../../src/agent/rootfs/rootfs.js'
 import { ensureToolbox } from '../../src/agent/rootfs/toolbox.js'
@@ -146,7 +146,7 @@ describe('base template', () => {
         stageDir,
       })
       const mountMillis = performance.now() - started
-      expect(isMounted(paths.target)).toBe(true)
+      expect(await isMounted(paths.target)).toBe(true)
       expect(await mountsUnder(stageDir)).toEqual([])
       const owner = async (file: string) => {
         const stats = await stat(path.join(paths.target, file))
@@ -169,7 +169,7 @@ describe('base template', () => {
       await unmountAll(paths.target)
       const unmountMillis = performance.now() - unmountStarted
       await unmountAll(paths.target)
-      expect(isMounted(paths.target)).toBe(false)
+      expect(await isMounted(paths.target)).toBe(false)
       console.log(
         `idmapped overlay mount ${mountMillis.toFixed(1)} ms, unmount ${unmountMillis.toFixed(1)} ms`,
       )
@@ -238,27 +238,32 @@ describe('toolbox', () => {
   })
 })
 
-describe('isMounted', () => {
-  it('sees a mount at its root only, a bind of the same filesystem too, and stacked mounts until the last goes', async () => {
+describe('isMounted and unmountAll', () => {
+  it('see a mount at its root only, a bind of the same filesystem too, and unmount stacked mounts to the last', async () => {
     const source = path.join(scratch, 'bind-source')
     const target = path.join(scratch, 'bind-target')
     await mkdir(path.join(source, 'inner'), { recursive: true })
     await mkdir(target)
-    expect(isMounted(target)).toBe(false)
-    expect(isMounted(path.join(scratch, 'not-there'))).toBe(false)
+    expect(await isMounted(target)).toBe(false)
+    expect(await isMounted(path.join(scratch, 'not-there'))).toBe(false)
     // A bind mount keeps the device of the directory below it: only the kernel's mount table knows.
     await runHostCommand('mount', ['--bind', source, target])
     await runHostCommand('mount', ['-t', 'tmpfs', 'tmpfs', target])
     try {
-      expect(isMounted(target)).toBe(true)
-      expect(isMounted(source)).toBe(false)
+      expect(await isMounted(target)).toBe(true)
+      expect(await isMounted(source)).toBe(false)
       await runHostCommand('umount', [target])
-      expect(isMounted(target)).toBe(true)
-      expect(isMounted(path.join(target, 'inner'))).toBe(false)
+      expect(await isMounted(target)).toBe(true)
+      expect(await isMounted(path.join(target, 'inner'))).toBe(false)
+      await runHostCommand('mount', ['-t', 'tmpfs', 'tmpfs', target])
     } finally {
       await unmountAll(target)
     }
-    expect(isMounted(target)).toBe(false)
+    expect(await isMounted(target)).toBe(false)
+    expect(await readdir(target)).toEqual([])
+    // Nothing mounted, or nothing there at all, is already done.
+    await unmountAll(target)
+    await unmountAll(path.join(scratch, 'not-there'))
   })
 })
 
@@ -272,6 +277,6 @@ describe('unmounting', () => {
     await once(holder, 'spawn')
     await unmountAll(target)
     expect(holder.exitCode).toBe(0)
-    expect(isMounted(target)).toBe(false)
+    expect(await isMounted(target)).toBe(false)
   })
 })

@@ -1,8 +1,8 @@
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
-import { chmod, open, rm } from 'node:fs/promises'
+import { readdirSync, readFileSync } from 'node:fs'
+import { chmod, open, realpath, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
-import { isMounted } from './mount-root.js'
+import { isMounted } from './mount-calls.js'
 import { unmountAll } from './unmount.js'
 
 /**
@@ -103,7 +103,9 @@ export async function mountDiskImage(disk: DiskImage): Promise<void> {
 export async function removeDiskImage(disk: Pick<DiskImage, 'image' | 'mountPoint'>) {
   // The mounted disk names its own device; only a disk found unmounted needs every loop device
   // on the host read, and a host keeps every loop device it ever had.
-  const device = isMounted(disk.mountPoint) ? mountedDevice(disk.mountPoint) : undefined
+  const device = (await isMounted(disk.mountPoint))
+    ? await mountedDevice(disk.mountPoint)
+    : undefined
   await unmountAll(disk.mountPoint)
   const attached = backedBy(disk.image, device === undefined ? loopDeviceNames() : [device])
   // Autoclear detaches a moment after the unmount; one that already went is not an error.
@@ -117,13 +119,14 @@ export async function removeDiskImage(disk: Pick<DiskImage, 'image' | 'mountPoin
  * The block device a mount point's filesystem is on, by its sysfs name (`loop7`); undefined for
  * a filesystem on no block device.
  */
-function mountedDevice(mountPoint: string): string | undefined {
-  const { dev } = statSync(mountPoint, { bigint: true })
+async function mountedDevice(mountPoint: string): Promise<string | undefined> {
+  const { dev } = await stat(mountPoint, { bigint: true })
   // glibc's major() and minor() of a dev_t.
   const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & 0xfffff000n)
   const minor = (dev & 0xffn) | ((dev >> 12n) & 0xffffff00n)
   const sysfs = `/sys/dev/block/${major}:${minor}`
-  return existsSync(sysfs) ? path.basename(realpathSync(sysfs)) : undefined
+  const device = await realpath(sysfs).catch(() => undefined)
+  return device === undefined ? undefined : path.basename(device)
 }
 
 /**

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { runHostCommand } from '../host-command.js'
-import { isMounted } from './mount-root.js'
+import { errnoOf } from '../volumes/dir-handles.js'
+import { unmount } from './mount-calls.js'
 
 /** How long an unmount may stay busy before the error stands. */
 const BUSY_FOR_MS = 3_000
@@ -14,11 +14,14 @@ const BUSY_POLL_MS = 50
  */
 export async function unmountAll(target: string): Promise<void> {
   const deadline = Date.now() + BUSY_FOR_MS
-  while (isMounted(target)) {
+  for (;;) {
     try {
-      await runHostCommand('umount', [target])
+      await unmount(target)
     } catch (error) {
-      if (Date.now() > deadline) throw error
+      const code = errnoOf(error)
+      // EINVAL: nothing (more) is mounted there; ENOENT: nor is there anything to mount on.
+      if (code === 'EINVAL' || code === 'ENOENT') return
+      if (code !== 'EBUSY' || Date.now() > deadline) throw error
       await sleep(BUSY_POLL_MS)
     }
   }

@@ -15,7 +15,7 @@ import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
 import type { Volumes, VolumeUsage } from '../index.js'
 import { makeDiskImage, mountImage, removeDiskImage } from '../rootfs/disk-image.js'
-import { isMounted } from '../rootfs/mount-root.js'
+import { isMounted } from '../rootfs/mount-calls.js'
 import { errnoOf } from './dir-handles.js'
 import { VolumeFiles } from './volume-files.js'
 import { loopDeviceNumbers, mountedElsewhere } from './volume-holders.js'
@@ -97,7 +97,7 @@ export class HostVolumes implements Volumes {
   async remove(volumeID: string): Promise<boolean> {
     const mountPoint = this.directory(volumeID)
     const image = this.image(volumeID)
-    while (isMounted(mountPoint)) await runHostCommand('umount', [mountPoint])
+    while (await isMounted(mountPoint)) await runHostCommand('umount', [mountPoint])
     if (await mountedElsewhere(await loopDeviceNumbers(image))) return false
     await removeDiskImage({ image, mountPoint })
     await rmdir(mountPoint).catch((error: unknown) => {
@@ -132,7 +132,7 @@ export class HostVolumes implements Volumes {
     await mkdir(mountPoint, { mode: 0o700 }).catch((error: unknown) => {
       if (errnoOf(error) !== 'EEXIST') throw error
     })
-    if (!isMounted(mountPoint)) await mountImage(this.image(volumeID), mountPoint)
+    if (!(await isMounted(mountPoint))) await mountImage(this.image(volumeID), mountPoint)
   }
 
   /** Refuses a volume directory that is not its filesystem's: writes would reach the host's. */
