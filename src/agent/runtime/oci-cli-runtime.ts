@@ -1,6 +1,5 @@
 import { readFile, rename, rmdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import * as z from 'zod/mini'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
@@ -19,7 +18,6 @@ import type {
 import { type Command, type RuntimeOperation, runtimeArgs } from './runtime-args.js'
 import {
   type ContainerRecord,
-  isNotRunning,
   isUnknownContainer,
   parseListOutput,
   parseStateOutput,
@@ -59,10 +57,6 @@ export interface OciCliFlavor {
 
 /** crun's annotation for a seccomp filter given compiled (base64 BPF): no compile at `run`. */
 export const SECCOMP_BPF_ANNOTATION = 'run.oci.seccomp_bpf_data'
-
-/** How long `remove` waits for a killed container to stop. */
-const STOP_TIMEOUT_MS = 10_000
-const STOP_POLL_MS = 5
 
 const bundleConfigSchema = z.object({ linux: z.object({ cgroupsPath: z.string() }) })
 
@@ -179,8 +173,11 @@ export class OciCliRuntime implements Runtime {
     const record = await this.#record(id)
     if (record === undefined) return
     const cgroupsPath = await readCgroupsPath(record.bundle)
-    // A paused container thaws through its freezer on the way out (#stop): forgotten after.
-    if (record.status !== 'stopped') await this.#stop(record)
+    // A frozen process cannot die, and runsc refuses to signal a paused container ("cannot
+    // signal container … in state paused"): it thaws first. `delete --force` kills what still
+    // runs and waits for it to go, in one runtime call where a kill and polls of the state took
+    // three or more.
+    if (record.status === 'paused') await this.resume(id)
     await this.#call({ op: 'delete', id }).catch((error: unknown) => {
       if (!isUnknownContainer(error)) throw error
     })
@@ -192,24 +189,6 @@ export class OciCliRuntime implements Runtime {
       await removeCgroupDirs(cgroupsPath)
     }
     this.#logger.debug({ containerID: id }, 'container removed')
-  }
-
-  async #stop(record: ContainerRecord): Promise<void> {
-    // A frozen process cannot die, and runsc refuses to signal a paused container ("cannot
-    // signal container … in state paused"): thaw first, then kill.
-    if (record.status === 'paused') await this.resume(record.id)
-    await this.#call({ op: 'kill', id: record.id, signal: 'KILL' }).catch((error: unknown) => {
-      if (!isNotRunning(error) && !isUnknownContainer(error)) throw error
-    })
-    const deadline = Date.now() + STOP_TIMEOUT_MS
-    for (;;) {
-      const current = await this.#record(record.id)
-      if (current === undefined || current.status === 'stopped') return
-      if (Date.now() > deadline) {
-        throw new Error(`container ${record.id} still ${current.status} after SIGKILL`)
-      }
-      await sleep(STOP_POLL_MS)
-    }
   }
 
   async #freezer(id: string): Promise<CgroupFreezer> {

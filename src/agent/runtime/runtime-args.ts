@@ -5,7 +5,6 @@ export type RuntimeOperation =
   | { op: 'list' }
   | { op: 'pause'; id: string }
   | { op: 'resume'; id: string }
-  | { op: 'kill'; id: string; signal: string }
   | { op: 'delete'; id: string }
 
 /**
@@ -35,10 +34,8 @@ function operationArgs(operation: RuntimeOperation): string[] {
       return ['pause', operation.id]
     case 'resume':
       return ['resume', operation.id]
-    case 'kill':
-      return ['kill', operation.id, operation.signal]
     case 'delete':
-      // --force: also deletes a container that is still running after a kill raced it.
+      // --force: kills what still runs (SIGKILL) and deletes the container once it is gone.
       return ['delete', '--force', operation.id]
   }
 }

@@ -43,8 +43,3 @@ export function isUnknownContainer(error: unknown): boolean {
     /does not exist|no such file or directory|not found/i.test(error.stderr)
   )
 }
-
-/** Whether a failed `kill` says there was nothing left to kill. */
-export function isNotRunning(error: unknown): boolean {
-  return error instanceof AgentError && /not running|no such process|stopped/i.test(error.stderr)
-}

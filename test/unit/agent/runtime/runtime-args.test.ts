@@ -26,16 +26,11 @@ describe('runtimeArgs', () => {
     ])
   })
 
-  it('builds list, pause, resume, kill and delete', () => {
+  it('builds list, pause, resume and delete', () => {
     const tail = (args: string[]) => args.slice(2)
     expect(tail(runtimeArgs(root, [], { op: 'list' }))).toEqual(['list', '--format', 'json'])
     expect(tail(runtimeArgs(root, [], { op: 'pause', id: 'c1' }))).toEqual(['pause', 'c1'])
     expect(tail(runtimeArgs(root, [], { op: 'resume', id: 'c1' }))).toEqual(['resume', 'c1'])
-    expect(tail(runtimeArgs(root, [], { op: 'kill', id: 'c1', signal: 'KILL' }))).toEqual([
-      'kill',
-      'c1',
-      'KILL',
-    ])
     expect(tail(runtimeArgs(root, [], { op: 'delete', id: 'c1' }))).toEqual([
       'delete',
       '--force',

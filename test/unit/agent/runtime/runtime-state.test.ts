@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { AgentError } from '../../../../src/agent/errors.js'
 import {
-  isNotRunning,
   isUnknownContainer,
   parseListOutput,
   parseStateOutput,
@@ -55,10 +54,5 @@ describe('runtime state output', () => {
     expect(isUnknownContainer(failure('container does not exist'))).toBe(true)
     expect(isUnknownContainer(failure('permission denied'))).toBe(false)
     expect(isUnknownContainer(new Error('container does not exist'))).toBe(false)
-  })
-
-  it('recognises a kill with nothing left to kill', () => {
-    expect(isNotRunning(failure('container not running'))).toBe(true)
-    expect(isNotRunning(failure('permission denied'))).toBe(false)
   })
 })
