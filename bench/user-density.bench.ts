@@ -8,7 +8,7 @@ import { DEFAULT_BASE_POOL, killAll, LONG_LIVED_MS, type UserServe } from './use
 /** For the sandboxes' processes to go idle and the kernel's figures to catch up. */
 const SETTLE_MS = 3_000
 
-/** How long the host's CPU time is watched, without and with the idle sandboxes. */
+/** How long the host's CPU time is watched: before, with and after the idle sandboxes. */
 const CPU_WINDOW_MS = 10_000
 
 /**
@@ -58,9 +58,34 @@ export async function sampleDensity(
     await sleep(SETTLE_MS)
   }
   await settle()
-  const before = await usedMemoryMiB()
-  const chargedBefore = await serve.sandboxesMemoryMiB()
+  const baseline: Baseline = {
+    usedMiB: await usedMemoryMiB(),
+    chargedMiB: await serve.sandboxesMemoryMiB(),
+  }
   const busyBefore = await hostBusyMsPerSecond(CPU_WINDOW_MS)
+  const { busyIdle, ...samples } = await sampleIdleSandboxes(serve, count, baseline, settle)
+  // The host's own CPU time, once before the sandboxes and once after they went: other work on
+  // the host in either window only adds to it, so the lower of the two is the host's own.
+  const busyOwn = Math.min(busyBefore, await hostBusyMsPerSecond(CPU_WINDOW_MS))
+  return { ...samples, perSandboxCpuMsPerSecond: (busyIdle - busyOwn) / count }
+}
+
+/** The host's memory before the sandboxes: MemAvailable's use and the sandboxes' charge. */
+interface Baseline {
+  usedMiB: number
+  chargedMiB: number
+}
+
+/**
+ * The sandboxes' part of sampleDensity, with the host's CPU time while they idle; they are
+ * killed and gone from the host's memory when it returns.
+ */
+async function sampleIdleSandboxes(
+  serve: UserServe,
+  count: number,
+  baseline: Baseline,
+  settle: () => Promise<void>,
+): Promise<Omit<DensitySamples, 'perSandboxCpuMsPerSecond'> & { busyIdle: number }> {
   const sandboxes: Sandbox[] = []
   try {
     const sequentialMs = await timeMs(async () => {
@@ -71,11 +96,10 @@ export async function sampleDensity(
       }
     })
     await settle()
-    const perSandboxMiB = ((await usedMemoryMiB()) - before) / count
-    const perSandboxCgroupMiB = ((await serve.sandboxesMemoryMiB()) - chargedBefore) / count
+    const perSandboxMiB = ((await usedMemoryMiB()) - baseline.usedMiB) / count
+    const perSandboxCgroupMiB = ((await serve.sandboxesMemoryMiB()) - baseline.chargedMiB) / count
     await sleep(CPU_SETTLE_MS)
-    const perSandboxCpuMsPerSecond =
-      ((await hostBusyMsPerSecond(CPU_WINDOW_MS)) - busyBefore) / count
+    const busyIdle = await hostBusyMsPerSecond(CPU_WINDOW_MS)
     const answers: number[] = []
     for (const sandbox of sandboxes) answers.push(await timeMs(() => sandbox.commands.run('true')))
     await killAll(sandboxes.splice(0))
@@ -89,13 +113,13 @@ export async function sampleDensity(
       sequentialMs,
       perSandboxMiB,
       perSandboxCgroupMiB,
-      perSandboxCpuMsPerSecond,
+      busyIdle,
       answers,
       createAfterKillMs,
     }
   } finally {
     await killAll(sandboxes)
-    await chargeFallsTo(serve, chargedBefore + CLEANED_UP_SLACK_MIB)
+    await chargeFallsTo(serve, baseline.chargedMiB + CLEANED_UP_SLACK_MIB)
   }
 }
 

@@ -328,7 +328,7 @@ function reportDensity(
   // must still answer within a second.
   const cpu = density.perSandboxCpuMsPerSecond
   report({
-    name: `host CPU time per idle sandbox (${IDLE} idle; /proc/stat, less the host's own before)`,
+    name: `host CPU time per idle sandbox (${IDLE} idle; /proc/stat, less the host's own before or after, the lower)`,
     figure: `${cpu.toFixed(2)} ms/s (1,000 idle would keep ${cpu.toFixed(1)} cores busy)`,
     floor: `idle node waking every second ${idleNodeCpu.toFixed(2)} ms/s`,
     ratio: cpu / Math.max(idleNodeCpu, 0.01),
