@@ -195,8 +195,7 @@ describe('a sandbox on the agent', () => {
         { timeout: 30_000, interval: 500 },
       )
       .toBe('alive\n')
-    // The bomb's last processes take a while to go, and the memory they hold would count in the
-    // next test's baseline.
+    // Every process of the bomb goes once it is killed; its last ones take a while.
     await expect
       .poll(() => processCount(sandbox, { user: 'root' }), { timeout: 30_000, interval: 500 })
       .toBeLessThan(20)
