@@ -8,13 +8,28 @@ import { type Emit, protocolEmitter, serveRequests, timestamp } from './worker-p
 const DRAIN_MS = 20
 /** How long the start of a line waits for its end before it is sent alone (output-lines.ts). */
 const LINE_WAIT_MS = 50
+/**
+ * An interrupt is sent again at this interval until the cell ends. One that lands just before
+ * R starts a program (`system()` writes the cell's output, then forks) reaches R alone: R keeps
+ * it pending and waits for the program, which never got it.
+ */
+const INTERRUPT_REPEAT_MS = 200
 
 interface RunningCell {
   id: number
   /** The driver has taken the cell, so a SIGINT now interrupts this cell and no other. */
   started: boolean
   interruptWanted: boolean
+  /** Sends the interrupt again until the cell ends. */
+  repeater?: NodeJS.Timeout
   finish(status: DoneStatus): void
+}
+
+/** Interrupts the cell's process group now and then again until the cell ends. */
+function interruptCell(cell: RunningCell, session: RSession): void {
+  if (cell.repeater !== undefined) return
+  session.signal('SIGINT')
+  cell.repeater = setInterval(() => session.signal('SIGINT'), INTERRUPT_REPEAT_MS)
 }
 
 /**
@@ -32,9 +47,9 @@ interface RunningCell {
  * SIGINT interrupts the running cell, as Jupyter's interrupt does IRkernel's: R's process group
  * gets it, the run ends `abort`, and the session and its state live on. A program the cell
  * started (`system("sleep 60")`) ends too; R, which ignores interrupts while it waits for one,
- * then goes on with the cell, as it does at its console. SIGTERM, and R's own end (a cell's
- * `q()`), end R's process group and this worker: the server then starts a new worker and puts
- * back the context's cwd and env vars, as after a restart.
+ * then goes on with the cell until the interrupt, sent again until the cell ends, stops it.
+ * SIGTERM, and R's own end (a cell's `q()`), end R's process group and this worker: the server
+ * then starts a new worker and puts back the context's cwd and env vars, as after a restart.
  */
 export function runRWorker(): void {
   const emit = protocolEmitter()
@@ -68,7 +83,7 @@ export function runRWorker(): void {
   // The server has gone without a word: no one is left to read what R would say.
   process.stdin.on('end', () => end(0))
   process.on('SIGINT', () => {
-    if (cell?.started) session.signal('SIGINT')
+    if (cell?.started) interruptCell(cell, session)
     else if (cell !== undefined) cell.interruptWanted = true
   })
 
@@ -83,6 +98,7 @@ export function runRWorker(): void {
       cell = { id, started: false, interruptWanted: false, finish }
       session.run(code)
     })
+    clearInterval(cell?.repeater)
     cell = undefined
     emit({ id, type: 'done', status })
   })
@@ -104,7 +120,7 @@ async function handleRecord(record: DriverRecord, context: RecordContext): Promi
     case 'started':
       if (cell === undefined) return
       cell.started = true
-      if (cell.interruptWanted) session.signal('SIGINT')
+      if (cell.interruptWanted) interruptCell(cell, session)
       return
     case 'result':
       // R flushed the cell's output before the record, so it is in the pipes already: read

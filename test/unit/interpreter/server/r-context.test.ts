@@ -249,4 +249,17 @@ describe.skipIf(rMissing !== undefined)(`r contexts (${rMissing ?? 'R available'
     expect(textsOf(await execute({ code: '"next"' }), 'result')).toEqual(['[1] "next"'])
     expect(Date.now() - started).toBeLessThan(5000)
   }, 30_000)
+
+  it('interrupts until the cell ends, so a program started after the first interrupt ends too', async () => {
+    // R takes an interrupt that lands just before system() starts its program, and then waits
+    // for that program as if none had come. Here the cell takes the first one on purpose.
+    const abort = new AbortController()
+    const code =
+      'tryCatch({ cat("waiting\\n"); Sys.sleep(300) }, interrupt = function(e) NULL)\nsystem("sleep 300")'
+    await startRun({ code }, 'waiting', abort.signal)
+    abort.abort()
+    const started = Date.now()
+    expect(textsOf(await execute({ code: '"next"' }), 'result')).toEqual(['[1] "next"'])
+    expect(Date.now() - started).toBeLessThan(5000)
+  }, 30_000)
 })
