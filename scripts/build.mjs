@@ -110,6 +110,8 @@ await compileStatic('src/agent/user-namespace.c', `${outdir}/user-namespace`)
 for (const dir of [outdir, `${outdir}/envd`]) {
   await compileStatic('src/envd/process/run-as.c', `${dir}/run-as`)
 }
+// envd's launcher in sandboxes under `serve --share-envd-memory` (toolbox.ts).
+await compileStatic('src/envd/share-memory.c', `${outdir}/envd/share-memory`)
 
 async function compileStatic(source, output) {
   await promisify(execFile)('cc', [

@@ -43,6 +43,7 @@ import type {
 import { checkHostLimits, ensureOwnNofile, readHostLimits } from './limits/host-limits.js'
 import { limitParentCgroup, pidsBudget } from './limits/parent-cgroup.js'
 import { lowerCpuWeight, restoreCpuWeight } from './limits/waiting-cpu-weight.js'
+import { startMemoryMerging } from './memory-merging.js'
 import { createAddressPool } from './network/address-pool.js'
 import { hostResolvers } from './network/host-resolvers.js'
 import { createNetworkManager } from './network/network-manager.js'
@@ -121,10 +122,12 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     toolbox: await ensureToolbox({
       dataDir: config.dataDir,
       envdBuildDir: config.envdBuildDir,
+      shareEnvdMemory: config.shareEnvdMemory === true,
       logger,
     }),
     records: new SandboxRecords(sandboxesDir),
   }
+  if (config.shareEnvdMemory === true) await startMemoryMerging(parts.toolbox)
   const layers = new HostLayerStore(
     path.join(config.templatesDir ?? config.dataDir, 'layers'),
     async () => {

@@ -95,6 +95,8 @@ export interface AgentConfig {
   criuBinary?: string
   /** How many sandboxes may run at once; the host's limits are checked against it at start. */
   maxSandboxes?: number
+  /** KSM shares envd's memory across sandboxes (memory-merging.ts); default off. */
+  shareEnvdMemory?: boolean
   /**
    * scripts/build.mjs's output directory: the built envd (`<dir>/envd/envd.mjs`) and the
    * agent's `idmapped-mount` helper.

@@ -10,7 +10,7 @@ commands:
         [--no-masquerade] [--masquerade-builds] [--build-ca-file FILE] [--address-pool CIDR]
         [--max-sandboxes N] [--max-lifetime-hours N] [--keep-unused-layers]
         [--no-code-interpreter] [--warm-pool TEMPLATE_ID=N]... [--warm-pool-memory MiB]
-        [--hibernate-after SECONDS] [--hibernate]
+        [--hibernate-after SECONDS] [--hibernate] [--share-envd-memory]
         [--volume-size-mb MiB] [--volume-token-ttl SECONDS]
         [--postgres-url URL] [--log-format pretty|json]
                                   run the E2B-compatible service: api, proxy, agent, store
@@ -50,6 +50,13 @@ commands:
       --hibernate                 on SIGTERM or SIGINT, pause every running sandbox and
                                   hibernate every paused one before stopping, so that a reboot
                                   of the host loses none; each resumes at its client's connect
+      --share-envd-memory         the kernel's KSM shares the memory pages that envd, the agent
+                                  in every sandbox, has in common with other sandboxes' envds:
+                                  about 4 MiB less per sandbox (Linux 6.4 or later; serve turns
+                                  ksmd on, held to a tenth of a core). Sandboxes' own programs
+                                  are never merged, but a sandbox can time its writes to learn
+                                  when another's envd touches a shared page: give it where the
+                                  sandboxes' users trust each other, as one team's
       --volume-size-mb MiB        the size limit of a volume whose create names none (POST
                                   /volumes takes Sandbar's sizeMB field); default 10240, from
                                   16 to 1048576; the volume's filesystem refuses writes past it

@@ -68,6 +68,8 @@ export interface ServeConfig {
   hibernateAfterSeconds: number
   /** At SIGTERM/SIGINT, pause every running sandbox and hibernate every paused one. */
   hibernateOnStop: boolean
+  /** KSM shares envd's pages across sandboxes (agent memory-merging.ts). */
+  shareEnvdMemory: boolean
   /** Leave layers no template uses: the layer store is shared with other services. */
   keepUnusedLayers: boolean
   /** IPv4 pool that sandbox /30 networks come from; agents on one host need disjoint pools. */
@@ -112,6 +114,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
       'warm-pool-memory': { type: 'string' },
       'hibernate-after': { type: 'string', default: '600' },
       hibernate: { type: 'boolean', default: false },
+      'share-envd-memory': { type: 'boolean', default: false },
       'address-pool': { type: 'string', default: '10.231.0.0/16' },
       'max-sandboxes': { type: 'string' },
       'max-lifetime-hours': { type: 'string', default: '1' },
@@ -150,6 +153,7 @@ export function parseServeArgs(argv: string[]): ServeConfig {
     },
     hibernateAfterSeconds: nonNegativeInt(values['hibernate-after'], 'hibernate-after'),
     hibernateOnStop: values.hibernate,
+    shareEnvdMemory: values['share-envd-memory'],
     addressPool: values['address-pool'],
     maxSandboxes:
       values['max-sandboxes'] === undefined
@@ -278,6 +282,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
       masqueradeBuilds: config.masqueradeBuilds,
       pidsLimit: SANDBOX_PIDS_LIMIT,
       maxSandboxes: limit.maxSandboxes,
+      shareEnvdMemory: config.shareEnvdMemory,
       // scripts/build.mjs puts envd/ and idmapped-mount next to sandbar.mjs, the bundle running this code.
       envdBuildDir: path.dirname(fileURLToPath(import.meta.url)),
       logger,

@@ -189,6 +189,7 @@ describe('toolbox', () => {
     toolbox = await ensureToolbox({
       dataDir: path.join(scratch, 'data'),
       envdBuildDir: inject('envdBuildDir'),
+      shareEnvdMemory: false,
       logger,
     })
   })
@@ -232,6 +233,7 @@ describe('toolbox', () => {
     const again = await ensureToolbox({
       dataDir: path.join(scratch, 'data'),
       envdBuildDir: inject('envdBuildDir'),
+      shareEnvdMemory: false,
       logger,
     })
     expect(again.dir).toBe(toolbox.dir)

@@ -23,8 +23,11 @@ export const TOOLBOX_MOUNT_POINT = '/.sandbar'
 /** The loader's file name in `lib/`: started directly, it runs node whatever libc the rootfs has. */
 const LOADER = 'ld-linux-x86-64.so.2'
 
-/** What runs from the toolbox outside `bin/`: the loader, and envd's static run-as. */
-const EXECUTABLES = new Set([`lib/${LOADER}`, `envd/${RUN_AS_FILE}`])
+/** envd's launcher that makes its memory shareable (share-memory.c). */
+const SHARE_MEMORY = 'envd/share-memory'
+
+/** What runs from the toolbox outside `bin/`: the loader, and envd's static helpers. */
+const EXECUTABLES = new Set([`lib/${LOADER}`, `envd/${RUN_AS_FILE}`, SHARE_MEMORY])
 
 /** Debian's `tini` package: the static build runs in any rootfs (host-facts). */
 const TINI = '/usr/bin/tini-static'
@@ -37,6 +40,8 @@ export interface ToolboxOptions {
    * and `<dir>/envd/build/Release/*.node`.
    */
   envdBuildDir: string
+  /** Start envd so that KSM shares its pages with other sandboxes' envds (share-memory.c). */
+  shareEnvdMemory: boolean
   logger: Logger
 }
 
@@ -46,18 +51,28 @@ const inside = (file: string): string => path.posix.join(TOOLBOX_MOUNT_POINT, fi
  * The argv that runs `script` (a path in the toolbox) with the toolbox's node, through its own
  * loader and libraries (host-facts), whatever libc the sandbox's rootfs has.
  */
-export function toolboxNodeArgv(script: string): string[] {
+export function toolboxNodeArgv(script: string, nodeFlags: string[] = []): string[] {
   return [
     inside(`lib/${LOADER}`),
     '--library-path',
     inside('lib'),
     inside('bin/node'),
+    ...nodeFlags,
     inside(script),
   ]
 }
 
+/**
+ * How envd starts when its memory is shared: through share-memory, with V8's seed fixed, so
+ * that every envd places its heap at the same addresses and fills it alike. The seed also
+ * fixes Math.random and V8's hash seed, which envd uses for nothing secret (its tokens come
+ * from node:crypto) and which no other sandbox can reach.
+ */
+const SHARED_ENVD = { launcher: [inside(SHARE_MEMORY)], nodeFlags: ['--random-seed=1'] }
+
 /** A toolbox at `dir` on the host, seen by sandboxes at TOOLBOX_MOUNT_POINT. */
-export function toolboxAt(dir: string): Toolbox {
+export function toolboxAt(dir: string, shareEnvdMemory: boolean): Toolbox {
+  const envd = shareEnvdMemory ? SHARED_ENVD : { launcher: [], nodeFlags: [] }
   return {
     dir,
     mountPoint: TOOLBOX_MOUNT_POINT,
@@ -66,7 +81,8 @@ export function toolboxAt(dir: string): Toolbox {
     initArgs: (port) => [
       inside('bin/tini'),
       '--',
-      ...toolboxNodeArgv('envd/envd.mjs'),
+      ...envd.launcher,
+      ...toolboxNodeArgv('envd/envd.mjs', envd.nodeFlags),
       '--port',
       String(port),
       // The agent's handover arrives as PID 1's stdin, which tini passes on to envd.
@@ -107,7 +123,7 @@ export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
   ])
   const root = path.join(options.dataDir, 'toolbox')
   const dir = path.join(root, await inputsHash(files))
-  if (await pathExists(dir)) return toolboxAt(dir)
+  if (await pathExists(dir)) return toolboxAt(dir, options.shareEnvdMemory)
   const loaded = [process.execPath, ...addons.map((name) => path.join(addonDir, name))]
   for (const file of loaded) {
     for (const library of await sharedLibraries(file)) {
@@ -126,7 +142,7 @@ export async function ensureToolbox(options: ToolboxOptions): Promise<Toolbox> {
     await rm(temp, { recursive: true, force: true })
   }
   options.logger.info({ dir, files: files.size }, 'toolbox assembled')
-  return toolboxAt(dir)
+  return toolboxAt(dir, options.shareEnvdMemory)
 }
 
 /** Sandbar's own build output, whose content is hashed. */

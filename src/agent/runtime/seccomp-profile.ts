@@ -474,10 +474,12 @@ const AF_VSOCK = 40
 
 /**
  * personality(2) values Docker allows: PER_LINUX, PER_LINUX32, UNAME26, PER_LINUX32|UNAME26,
- * and 0xffffffff, which only queries. The others switch on legacy behaviour such as
+ * and 0xffffffff, which only queries; and ADDR_NO_RANDOMIZE (`setarch -R`), which fixes the
+ * layout of the caller's own memory only, and which envd's launcher sets under `serve
+ * --share-envd-memory` (share-memory.c). The others switch on legacy behaviour such as
  * READ_IMPLIES_EXEC.
  */
-const PERSONALITIES = [0x0, 0x8, 0x20000, 0x20008, 0xffffffff]
+const PERSONALITIES = [0x0, 0x8, 0x20000, 0x20008, 0x40000, 0xffffffff]
 
 /**
  * clone3 passes its flags in memory, which seccomp cannot read: ENOSYS makes glibc (2.34 and

@@ -3,7 +3,9 @@
 // GROUPS is a comma-separated list of supplementary group IDs, empty for none. It sets the
 // groups, the real, effective and saved gid and uid, raises its own OOM score so the kernel
 // kills user processes before envd (wire contract §3.5: E2B's envd does it in a shell
-// preamble), and execs PROGRAM, searched on PATH. Static: it runs in any rootfs, with no
+// preamble), undoes what share-memory.c did to envd (user code keeps a randomised layout and
+// stays out of KSM, whose merges another sandbox could time), and execs PROGRAM, searched on
+// PATH. Static: it runs in any rootfs, with no
 // loader or shell in between, where util-linux's setpriv needed the toolbox's loader and a
 // `/bin/sh -c` preamble, two more programs to load on every command.
 #define _GNU_SOURCE
@@ -15,6 +17,8 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,6 +29,10 @@
 #define EXIT_NOT_FOUND 127
 
 #define MAX_GROUPS 256
+
+#ifndef PR_SET_MEMORY_MERGE
+#define PR_SET_MEMORY_MERGE 67
+#endif
 
 // The kernel's sigaction (glibc's has another layout, and its sigaction refuses the two
 // signals it keeps for itself).
@@ -92,6 +100,9 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   default_signals();
+  // Both fail only where share-memory could not have set them (a kernel before 6.4).
+  prctl(PR_SET_MEMORY_MERGE, 0, 0, 0, 0);
+  personality(personality(0xffffffff) & ~ADDR_NO_RANDOMIZE);
   execvp(argv[5], argv + 5);
   int error = errno;
   fprintf(stderr, "sh: 1: exec: %s: %s\n", argv[5],

@@ -3,7 +3,7 @@ import { TOOLBOX_MOUNT_POINT, toolboxAt } from '../../../../src/agent/rootfs/too
 
 describe('toolboxAt', () => {
   it('starts tini as PID 1, then envd through the toolbox loader', () => {
-    const toolbox = toolboxAt('/var/lib/sandbar/toolbox/abc')
+    const toolbox = toolboxAt('/var/lib/sandbar/toolbox/abc', false)
     expect(toolbox.mountPoint).toBe(TOOLBOX_MOUNT_POINT)
     expect(toolbox.dir).toBe('/var/lib/sandbar/toolbox/abc')
     expect(toolbox.initArgs(49983)).toEqual([
@@ -13,6 +13,24 @@ describe('toolboxAt', () => {
       '--library-path',
       '/.sandbar/lib',
       '/.sandbar/bin/node',
+      '/.sandbar/envd/envd.mjs',
+      '--port',
+      '49983',
+      '--handover-fd',
+      '0',
+    ])
+  })
+
+  it('starts envd through share-memory, with V8 seeded alike, when envd memory is shared', () => {
+    expect(toolboxAt('/t', true).initArgs(49983)).toEqual([
+      '/.sandbar/bin/tini',
+      '--',
+      '/.sandbar/envd/share-memory',
+      '/.sandbar/lib/ld-linux-x86-64.so.2',
+      '--library-path',
+      '/.sandbar/lib',
+      '/.sandbar/bin/node',
+      '--random-seed=1',
       '/.sandbar/envd/envd.mjs',
       '--port',
       '49983',

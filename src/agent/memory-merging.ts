@@ -1,0 +1,43 @@
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { runHostCommand } from './host-command.js'
+import type { Toolbox } from './rootfs/rootfs.js'
+
+/** The kernel's same-page merging (host-facts: built in, off by default). */
+const KSM_DIR = '/sys/kernel/mm/ksm'
+
+/** ADDR_NO_RANDOMIZE in /proc/<pid>/personality, which share-memory sets once the merge took. */
+const ADDR_NO_RANDOMIZE = 0x40000
+
+/**
+ * KSM's settings under `serve --share-envd-memory`. Only envd's memory is marked mergeable
+ * (share-memory.c), so ksmd scans nothing else of the host. `scan-time` sizes each pass so
+ * that every marked page is seen within the kernel's target time (200 s by default) however
+ * many sandboxes there are, and the CPU cap holds ksmd to a tenth of a core.
+ */
+const KSM_SETTINGS: [file: string, value: string][] = [
+  ['advisor_mode', 'scan-time'],
+  ['advisor_max_cpu', '10'],
+  ['run', '1'],
+]
+
+/**
+ * Checks that this kernel takes what envd's launcher asks (PR_SET_MEMORY_MERGE, Linux ≥ 6.4)
+ * and starts ksmd. The settings outlive serve, as its sandboxes do.
+ */
+export async function startMemoryMerging(toolbox: Toolbox): Promise<void> {
+  const launcher = path.join(toolbox.dir, 'envd', 'share-memory')
+  const personality = await runHostCommand(launcher, ['cat', '/proc/self/personality'])
+  if ((Number.parseInt(personality, 16) & ADDR_NO_RANDOMIZE) === 0) {
+    throw new Error(
+      '--share-envd-memory needs Linux 6.4 or later (PR_SET_MEMORY_MERGE); start serve without it',
+    )
+  }
+  for (const [file, value] of KSM_SETTINGS) {
+    await writeFile(path.join(KSM_DIR, file), value).catch((error: unknown) => {
+      throw new Error(
+        `--share-envd-memory needs the kernel's KSM (${KSM_DIR}/${file}): ${String(error)}`,
+      )
+    })
+  }
+}
