@@ -51,10 +51,14 @@ export interface DensitySamples {
 export async function sampleDensity(
   serve: UserServe,
   count: number,
-  { pooled }: { pooled: boolean },
+  options: {
+    pooled: boolean
+    /** What else the host must finish before the sandboxes' memory is read (KSM's merging). */
+    settled?: () => Promise<void>
+  },
 ): Promise<DensitySamples> {
   const settle = async () => {
-    if (pooled) await serve.poolFilled(DEFAULT_BASE_POOL)
+    if (options.pooled) await serve.poolFilled(DEFAULT_BASE_POOL)
     await sleep(SETTLE_MS)
   }
   await settle()
@@ -63,7 +67,10 @@ export async function sampleDensity(
     chargedMiB: await serve.sandboxesMemoryMiB(),
   }
   const busyBefore = await hostBusyMsPerSecond(CPU_WINDOW_MS)
-  const { busyIdle, ...samples } = await sampleIdleSandboxes(serve, count, baseline, settle)
+  const { busyIdle, ...samples } = await sampleIdleSandboxes(serve, count, baseline, async () => {
+    await settle()
+    await options.settled?.()
+  })
   // The host's own CPU time, once before the sandboxes and once after they went: other work on
   // the host in either window only adds to it, so the lower of the two is the host's own.
   const busyOwn = Math.min(busyBefore, await hostBusyMsPerSecond(CPU_WINDOW_MS))

@@ -59,7 +59,12 @@ export async function startUserServe(
         (await readCgroupMode()).kind === 'v2'
           ? `/sys/fs/cgroup${parent}/memory.current`
           : `/sys/fs/cgroup/memory${parent}/memory.usage_in_bytes`
-      return Number(await readFile(file, 'utf8')) / 1024 / 1024
+      // The agent makes the parent's memory cgroup with its first sandbox.
+      const charged = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return '0'
+        throw error
+      })
+      return Number(charged) / 1024 / 1024
     },
     async poolFilled(size) {
       const deadline = Date.now() + 120_000

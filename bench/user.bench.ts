@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { ksmSettled, saveKsmSettings } from '../test/serve/ksm-settings.js'
 import type { BenchAgentOptions } from './bench-agent.js'
 import { benchBaseTemplate, benchPrefix } from './bench-agent.js'
 import { type BareContainerFloors, sampleBareContainers } from './floors/bare-container.js'
@@ -34,6 +35,13 @@ const FORKS = 10
 const HEAP_MIB = 100
 /** Sandboxes left idle at once; `BENCH_IDLE=1000` for the issue's full figure. */
 const IDLE = Number(process.env.BENCH_IDLE ?? 60)
+/** KSM has merged what it will once its merged pages grow by less than 1% in this long. */
+const KSM_WINDOW_MS = 30_000
+/**
+ * ksmd goes over 10,000 pages a second under serve (memory-merging.ts), and a page merges at
+ * its second pass at the earliest: envd's ~3,500 pages take ~0.7 s each.
+ */
+const KSM_TIMEOUT_MS = Math.max(300_000, IDLE * 1_000)
 
 const p50 = (samples: number[]) => percentile(samples, 50)
 
@@ -82,6 +90,7 @@ export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Pr
   } finally {
     await serve.stop()
   }
+  await benchSharedEnvdMemory(options, idleNode, idleNodeCpu)
   const coldServe = await startUserServe(options, DEFAULT_BASE_POOL + 4, ['--warm-pool', 'base=0'])
   try {
     reportLife('cold', await sampleLives(coldServe, LIVES, { pooled: false }), 120, bare)
@@ -99,6 +108,47 @@ export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Pr
     reportFork(await sampleFork(hibernatingServe, FORKS, HEAP_MIB), criu)
   } finally {
     await hibernatingServe.stop()
+  }
+}
+
+/**
+ * The density rows again under `serve --share-envd-memory`, once KSM has merged what it will;
+ * the host's CPU time includes ksmd's. KSM's settings are put back afterwards.
+ */
+async function benchSharedEnvdMemory(
+  options: Omit<BenchAgentOptions, 'dataDir'>,
+  idleNodeMiB: number,
+  idleNodeCpu: number,
+): Promise<void> {
+  const restoreKsm = await saveKsmSettings()
+  const serve = await startUserServe(options, IDLE + 4, [
+    ...['--warm-pool', 'base=0'],
+    '--share-envd-memory',
+  ])
+  try {
+    const settled = () => ksmSettled(KSM_WINDOW_MS, KSM_TIMEOUT_MS)
+    const density = await sampleDensity(serve, IDLE, { pooled: false, settled })
+    const perSandbox = Math.max(density.perSandboxMiB, density.perSandboxCgroupMiB)
+    report({
+      name: `memory per idle sandbox under serve --share-envd-memory (${IDLE}, after KSM's merging)`,
+      figure: `${density.perSandboxMiB.toFixed(1)} MiB (their cgroups' charge ${density.perSandboxCgroupMiB.toFixed(1)} MiB)`,
+      floor: `idle node PSS ${idleNodeMiB.toFixed(1)} MiB`,
+      ratio: perSandbox / idleNodeMiB,
+      target: '≤ 8 MiB',
+      ok: perSandbox <= 8,
+    })
+    const cpu = density.perSandboxCpuMsPerSecond
+    report({
+      name: `host CPU time per idle sandbox under serve --share-envd-memory (${IDLE} idle, ksmd's included)`,
+      figure: `${cpu.toFixed(2)} ms/s`,
+      floor: `idle node waking every second ${idleNodeCpu.toFixed(2)} ms/s`,
+      ratio: cpu / Math.max(idleNodeCpu, 0.01),
+      target: '≤ 1 ms/s',
+      ok: cpu <= 1,
+    })
+  } finally {
+    await serve.stop()
+    await restoreKsm()
   }
 }
 

@@ -1,18 +1,15 @@
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { KSM_DIR, saveKsmSettings } from './ksm-settings.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
 // `sandbar serve --share-envd-memory` (issue 13, memory per idle sandbox): the kernel's KSM
 // shares the pages envds have in common, and a sandbox's own programs stay out of it with
 // their address layout randomised.
 
-const KSM_DIR = '/sys/kernel/mm/ksm'
-/** What serve changes on the host, put back after the test. */
-const KSM_FILES = ['advisor_mode', 'advisor_max_cpu', 'pages_to_scan', 'run']
-
 let serve: ServeInstance
-const ksmBefore = new Map<string, string>()
+let restoreKsm: (() => Promise<void>) | undefined
 const opts = () => ({ ...serve.client })
 
 /** envd's KSM state, read as root inside the sandbox: `ksm_merge_any` and merged pages. */
@@ -23,17 +20,13 @@ const ENVD_KSM = String.raw`for d in /proc/[0-9]*; do
 done`
 
 beforeAll(async () => {
-  for (const file of KSM_FILES) {
-    const text = await readFile(`${KSM_DIR}/${file}`, 'utf8')
-    // advisor_mode lists every mode with the chosen one in brackets.
-    ksmBefore.set(file, /\[(\S+)\]/.exec(text)?.[1] ?? text.trim())
-  }
+  restoreKsm = await saveKsmSettings()
   serve = await startServe(['--share-envd-memory'])
 })
 
 afterAll(async () => {
   const leaks = await serve?.stop()
-  for (const [file, value] of ksmBefore) await writeFile(`${KSM_DIR}/${file}`, value)
+  await restoreKsm?.()
   expect(leaks).toEqual([])
 })
 
