@@ -128,28 +128,45 @@ async function benchSharedEnvdMemory(
   try {
     const settled = () => ksmSettled(KSM_WINDOW_MS, KSM_TIMEOUT_MS)
     const density = await sampleDensity(serve, IDLE, { pooled: false, settled })
-    const perSandbox = Math.max(density.perSandboxMiB, density.perSandboxCgroupMiB)
-    report({
-      name: `memory per idle sandbox under serve --share-envd-memory (${IDLE}, after KSM's merging)`,
-      figure: `${density.perSandboxMiB.toFixed(1)} MiB (their cgroups' charge ${density.perSandboxCgroupMiB.toFixed(1)} MiB)`,
-      floor: `idle node PSS ${idleNodeMiB.toFixed(1)} MiB`,
-      ratio: perSandbox / idleNodeMiB,
-      target: '≤ 8 MiB',
-      ok: perSandbox <= 8,
-    })
-    const cpu = density.perSandboxCpuMsPerSecond
-    report({
-      name: `host CPU time per idle sandbox under serve --share-envd-memory (${IDLE} idle, ksmd's included)`,
-      figure: `${cpu.toFixed(2)} ms/s`,
-      floor: `idle node waking every second ${idleNodeCpu.toFixed(2)} ms/s`,
-      ratio: cpu / Math.max(idleNodeCpu, 0.01),
-      target: '≤ 1 ms/s',
-      ok: cpu <= 1,
+    reportIdleCost(density, idleNodeMiB, idleNodeCpu, {
+      memory: `under serve --share-envd-memory (${IDLE}, after KSM's merging)`,
+      cpu: `under serve --share-envd-memory (${IDLE} idle, ksmd's included)`,
     })
   } finally {
     await serve.stop()
     await restoreKsm()
   }
+}
+
+/** The memory and host CPU time an idle sandbox costs; `under` says how they were measured. */
+function reportIdleCost(
+  density: Awaited<ReturnType<typeof sampleDensity>>,
+  idleNodeMiB: number,
+  idleNodeCpu: number,
+  under: { memory: string; cpu: string },
+): void {
+  // Other work on the host moves MemAvailable both ways; the cgroups' charge it does not.
+  // Both must meet the target.
+  const perSandbox = Math.max(density.perSandboxMiB, density.perSandboxCgroupMiB)
+  report({
+    name: `memory per idle sandbox ${under.memory}`,
+    figure: `${density.perSandboxMiB.toFixed(1)} MiB (their cgroups' charge ${density.perSandboxCgroupMiB.toFixed(1)} MiB)`,
+    floor: `idle node PSS ${idleNodeMiB.toFixed(1)} MiB`,
+    ratio: perSandbox / idleNodeMiB,
+    target: '≤ 8 MiB',
+    ok: perSandbox <= 8,
+  })
+  // The cores 1,000 idle sandboxes would keep busy: this host has two, and each sandbox
+  // must still answer within a second.
+  const cpu = density.perSandboxCpuMsPerSecond
+  report({
+    name: `host CPU time per idle sandbox ${under.cpu}`,
+    figure: `${cpu.toFixed(2)} ms/s (1,000 idle would keep ${cpu.toFixed(1)} cores busy)`,
+    floor: `idle node waking every second ${idleNodeCpu.toFixed(2)} ms/s`,
+    ratio: cpu / Math.max(idleNodeCpu, 0.01),
+    target: '≤ 1 ms/s (1,000 idle in one of the two cores)',
+    ok: cpu <= 1,
+  })
 }
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
@@ -363,27 +380,9 @@ function reportDensity(
   runAlone: number,
   bare: BareContainerFloors,
 ): void {
-  // Other work on the host moves MemAvailable both ways; the cgroups' charge it does not.
-  // Both must meet the target.
-  const perSandbox = Math.max(density.perSandboxMiB, density.perSandboxCgroupMiB)
-  report({
-    name: `memory per idle sandbox (${IDLE}, each after one command; host MemAvailable drop)`,
-    figure: `${density.perSandboxMiB.toFixed(1)} MiB (their cgroups' charge ${density.perSandboxCgroupMiB.toFixed(1)} MiB)`,
-    floor: `idle node PSS ${idleNodeMiB.toFixed(1)} MiB`,
-    ratio: perSandbox / idleNodeMiB,
-    target: '≤ 8 MiB',
-    ok: perSandbox <= 8,
-  })
-  // The cores 1,000 idle sandboxes would keep busy: this host has two, and each sandbox
-  // must still answer within a second.
-  const cpu = density.perSandboxCpuMsPerSecond
-  report({
-    name: `host CPU time per idle sandbox (${IDLE} idle; /proc/stat, less the host's own before or after, the lower)`,
-    figure: `${cpu.toFixed(2)} ms/s (1,000 idle would keep ${cpu.toFixed(1)} cores busy)`,
-    floor: `idle node waking every second ${idleNodeCpu.toFixed(2)} ms/s`,
-    ratio: cpu / Math.max(idleNodeCpu, 0.01),
-    target: '≤ 1 ms/s (1,000 idle in one of the two cores)',
-    ok: cpu <= 1,
+  reportIdleCost(density, idleNodeMiB, idleNodeCpu, {
+    memory: `(${IDLE}, each after one command; host MemAvailable drop)`,
+    cpu: `(${IDLE} idle; /proc/stat, less the host's own before or after, the lower)`,
   })
   const slowest = Math.max(...density.answers)
   report({
