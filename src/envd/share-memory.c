@@ -2,9 +2,9 @@
 //   share-memory PROGRAM [ARG...]
 // It marks its memory mergeable by the kernel's KSM (PR_SET_MEMORY_MERGE, which exec keeps)
 // and turns off address-space randomisation (ADDR_NO_RANDOMIZE), then execs PROGRAM. envds
-// started alike, with node's --random-seed fixed, then lay out their heaps alike, and KSM
-// shares the pages they have in common (host-facts: randomised layouts leave KSM almost
-// nothing to share). run-as undoes both for every user process. Static: it runs in any rootfs.
+// started alike, with V8 in its predictable mode (toolbox.ts), then lay out their heaps alike,
+// and KSM shares the pages they have in common: with randomised layouts it found almost
+// nothing to share. run-as undoes both for every user process. Static: it runs in any rootfs.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>

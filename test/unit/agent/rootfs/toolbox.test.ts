@@ -21,7 +21,7 @@ describe('toolboxAt', () => {
     ])
   })
 
-  it('starts envd through share-memory, with V8 seeded alike, when envd memory is shared', () => {
+  it('starts envd through share-memory, with V8 predictable, when envd memory is shared', () => {
     expect(toolboxAt('/t', true).initArgs(49983)).toEqual([
       '/.sandbar/bin/tini',
       '--',
@@ -30,7 +30,7 @@ describe('toolboxAt', () => {
       '--library-path',
       '/.sandbar/lib',
       '/.sandbar/bin/node',
-      '--random-seed=1',
+      '--predictable',
       '/.sandbar/envd/envd.mjs',
       '--port',
       '49983',
