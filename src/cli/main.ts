@@ -52,11 +52,11 @@ commands:
                                   of the host loses none; each resumes at its client's connect
       --share-envd-memory         the kernel's KSM shares the memory pages that envd, the agent
                                   in every sandbox, has in common with other sandboxes' envds:
-                                  about 9 MiB less per sandbox (Linux 6.4 or later; serve starts
-                                  ksmd, which takes 1-9% of a core). Sandboxes' own programs
-                                  are never merged, but a sandbox can time its writes to learn
-                                  when another's envd touches a shared page: give it where the
-                                  sandboxes' users trust each other, as one team's
+                                  an idle sandbox then holds 4-6 MiB, not 15 (Linux 6.4 or
+                                  later; serve starts ksmd, which takes 1-9% of a core).
+                                  Sandboxes' own programs are never merged, but a sandbox can
+                                  time its writes to learn when another's envd touches a shared
+                                  page: give it where the sandboxes' users trust each other
       --volume-size-mb MiB        the size limit of a volume whose create names none (POST
                                   /volumes takes Sandbar's sizeMB field); default 10240, from
                                   16 to 1048576; the volume's filesystem refuses writes past it
