@@ -127,7 +127,7 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
     }),
     records: new SandboxRecords(sandboxesDir),
   }
-  if (config.shareEnvdMemory === true) await startMemoryMerging(parts.toolbox)
+  if (config.shareEnvdMemory === true) await startMemoryMerging(parts.toolbox, logger)
   const layers = new HostLayerStore(
     path.join(config.templatesDir ?? config.dataDir, 'layers'),
     async () => {
