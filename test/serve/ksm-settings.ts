@@ -19,7 +19,7 @@ export async function saveKsmSettings(): Promise<() => Promise<void>> {
 }
 
 /** The pages KSM has merged into others, host-wide. */
-export async function ksmPagesSharing(): Promise<number> {
+async function ksmPagesSharing(): Promise<number> {
   return Number(await readFile(`${KSM_DIR}/pages_sharing`, 'utf8'))
 }
 

@@ -5,9 +5,9 @@
 // kills user processes before envd (wire contract §3.5: E2B's envd does it in a shell
 // preamble), undoes what share-memory.c did to envd (user code keeps a randomised layout and
 // stays out of KSM, whose merges another sandbox could time), and execs PROGRAM, searched on
-// PATH. Static: it runs in any rootfs, with no
-// loader or shell in between, where util-linux's setpriv needed the toolbox's loader and a
-// `/bin/sh -c` preamble, two more programs to load on every command.
+// PATH. Static: it runs in any rootfs, with no loader or shell in between, where util-linux's
+// setpriv needed the toolbox's loader and a `/bin/sh -c` preamble, two more programs to load
+// on every command.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
