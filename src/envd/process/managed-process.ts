@@ -46,12 +46,23 @@ export interface ManagedProcess {
   signal(signal: ProcessSignal): void
 }
 
-/** Sends `signal` to the process group led by `pid`, ignoring a group that has already exited. */
-export function signalGroup(pid: number, signal: ProcessSignal): void {
+/** Sends `signal` to the process group led by `pid`; false where there is no such group. */
+export function signalGroup(pid: number, signal: ProcessSignal): boolean {
+  return deliver(-pid, signal)
+}
+
+/** Sends `signal` to the process `pid` alone; false where it has gone. */
+export function signalProcess(pid: number, signal: ProcessSignal): boolean {
+  return deliver(pid, signal)
+}
+
+function deliver(target: number, signal: ProcessSignal): boolean {
   try {
-    process.kill(-pid, signal)
+    process.kill(target, signal)
+    return true
   } catch (error) {
     if (!(error instanceof Error && 'code' in error && error.code === 'ESRCH')) throw error
+    return false
   }
 }
 

@@ -7,6 +7,7 @@ import {
   type ProcessLaunch,
   type ProcessSignal,
   signalGroup,
+  signalProcess,
 } from './managed-process.js'
 import type { ProcessOutput } from './process-output.js'
 
@@ -45,11 +46,13 @@ export async function startPtyProcess(
     output.publish('pty', typeof data === 'string' ? Buffer.from(data) : data)
   })
   output.attachFlow({ pause: () => terminal.pause(), resume: () => terminal.resume() })
+  const pty = new PtyProcess(terminal, launch)
   // node-pty reports the exit only after the terminal's output has drained.
   terminal.onExit(({ exitCode, signal }) => {
+    pty.exited = true
     output.finish(exitStatus(signal ? { signal } : { code: exitCode }))
   })
-  return new PtyProcess(terminal, launch)
+  return pty
 }
 
 class PtyProcess implements ManagedProcess {
@@ -57,6 +60,8 @@ class PtyProcess implements ManagedProcess {
   readonly tag: string | undefined
   readonly config: ProcessConfigView
   readonly output: ProcessOutput
+  /** node-pty has reported the exit: the pid may belong to another process now. */
+  exited = false
 
   constructor(
     private readonly terminal: IPty,
@@ -85,6 +90,8 @@ class PtyProcess implements ManagedProcess {
   }
 
   signal(signal: ProcessSignal): void {
-    signalGroup(this.pid, signal)
+    // node-pty's child makes its session (setsid) after spawn has returned: a signal sent
+    // before that finds no group, and goes to the child itself.
+    if (!signalGroup(this.pid, signal) && !this.exited) signalProcess(this.pid, signal)
   }
 }
