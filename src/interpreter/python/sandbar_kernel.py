@@ -358,6 +358,11 @@ class Worker:
     def execute(self, request_id, code, silent):
         shell = self.shell
         self.protocol.request_id = request_id
+        # The cell takes interrupts from the moment its start is announced: one sent as the
+        # client reads number_of_executions waits, blocked, and is raised as the cell begins.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        # Python's own handler (C code) raises KeyboardInterrupt with no frame of ours.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         if not silent:
             self.protocol.emit(
                 {
@@ -369,8 +374,7 @@ class Worker:
         shell.cell_error = None
         failed = False
         try:
-            # Python's own handler (C code) raises KeyboardInterrupt with no frame of ours.
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             result = shell.run_cell(code, store_history=not silent, silent=silent)
             signal.signal(signal.SIGINT, ignore_sigint)
             failed = not result.success
