@@ -1,4 +1,8 @@
+import { useLightFetchHeaders } from './fetch-headers.js'
 import { runEnvdCommand } from './index.js'
+
+// Before anything builds a Headers: Node's own would load all of undici (fetch-headers.ts).
+useLightFetchHeaders()
 
 /**
  * Entry point of envd's bundle (dist/envd/envd.cjs, which envd.mjs runs; see
