@@ -7,7 +7,7 @@
 // Usage: node scripts/build.mjs [OUTDIR]
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { copyFile, cp, mkdir, rm } from 'node:fs/promises'
+import { copyFile, cp, mkdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
@@ -121,11 +121,12 @@ async function compileStatic(source, output) {
 }
 
 // The code cache: envd started once, on a free loopback port, by the node running this build,
-// which is the node the toolbox copies. No NODE_OPTIONS: V8 rejects a cache made under other
-// flags.
+// which is the node the toolbox copies, with the V8 flags sandboxes give it (node-flags.ts).
+// No NODE_OPTIONS: V8 rejects a cache made under other flags.
+const envdNodeFlags = JSON.parse(await readFile('src/envd/node-flags.json', 'utf8'))
 await promisify(execFile)(
   process.execPath,
-  [`${outdir}/envd/envd.mjs`, '--port', '0', '--host', '127.0.0.1'],
+  [...envdNodeFlags, `${outdir}/envd/envd.mjs`, '--port', '0', '--host', '127.0.0.1'],
   {
     env: { PATH: process.env.PATH, SANDBAR_ENVD_WRITE_CODE_CACHE: '1', SANDBAR_LOG_LEVEL: 'warn' },
   },

@@ -11,7 +11,7 @@ import {
   stat,
 } from 'node:fs/promises'
 import path from 'node:path'
-import { RUN_AS_FILE } from '../../envd/index.js'
+import { ENVD_NODE_FLAGS, RUN_AS_FILE } from '../../envd/index.js'
 import type { Logger } from '../../logger.js'
 import { pathExists } from '../path-exists.js'
 import type { Toolbox } from './rootfs.js'
@@ -70,11 +70,14 @@ export function toolboxNodeArgv(script: string, nodeFlags: string[] = []): strin
  * commands and file transfers measured the same. The seed also fixes Math.random and V8's hash seed, which envd uses for nothing secret (its
  * tokens come from node:crypto) and which no other sandbox can reach.
  */
-const SHARED_ENVD = { launcher: [inside(SHARE_MEMORY)], nodeFlags: ['--predictable'] }
+const SHARED_ENVD = {
+  launcher: [inside(SHARE_MEMORY)],
+  nodeFlags: [...ENVD_NODE_FLAGS, '--predictable'],
+}
 
 /** A toolbox at `dir` on the host, seen by sandboxes at TOOLBOX_MOUNT_POINT. */
 export function toolboxAt(dir: string, shareEnvdMemory: boolean): Toolbox {
-  const envd = shareEnvdMemory ? SHARED_ENVD : { launcher: [], nodeFlags: [] }
+  const envd = shareEnvdMemory ? SHARED_ENVD : { launcher: [], nodeFlags: [...ENVD_NODE_FLAGS] }
   return {
     dir,
     mountPoint: TOOLBOX_MOUNT_POINT,
