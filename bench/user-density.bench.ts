@@ -140,3 +140,15 @@ async function chargeFallsTo(serve: UserServe, mib: number): Promise<void> {
     await sleep(500)
   }
 }
+
+/** How long a used sandbox sits idle before its memory is read. */
+export const USED_SANDBOX_IDLE_MS = 5_000
+
+/**
+ * What the kernel charges a sandbox that has been used (the command and file rows' calls),
+ * once idle USED_SANDBOX_IDLE_MS: what a user's sandbox between tasks holds.
+ */
+export async function sampleUsedSandboxMemory(serve: UserServe, sandbox: Sandbox): Promise<number> {
+  await sleep(USED_SANDBOX_IDLE_MS)
+  return serve.sandboxMemoryMiB(sandbox.sandboxId)
+}

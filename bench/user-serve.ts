@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Sandbox, type SandboxOpts } from 'e2b'
-import { parentCgroupPath } from '../src/agent/host-names.js'
+import { hostNames, parentCgroupPath } from '../src/agent/host-names.js'
 import { readCgroupMode } from '../src/agent/runtime/cgroup-mode.js'
 import type { BenchAgentOptions } from './bench-agent.js'
 import { type BenchClient, type BenchServe, startBenchServe } from './serve-launcher.js'
@@ -28,6 +28,8 @@ export interface UserServe {
    * in MiB: beside the host's MemAvailable, a figure other work on the host does not move.
    */
   sandboxesMemoryMiB(): Promise<number>
+  /** What the kernel charges one sandbox's cgroup, in MiB. */
+  sandboxMemoryMiB(sandboxID: string): Promise<number>
   /** Resolves once the warm pool holds `size` sandboxes that no create has taken yet. */
   poolFilled(size: number): Promise<void>
   /** Resolves once the service logs the sandbox's hibernation, with what it logged. */
@@ -53,19 +55,8 @@ export async function startUserServe(
       return sandbox
     },
     wasPooled: (sandboxID) => serve.pooled.has(sandboxID),
-    async sandboxesMemoryMiB() {
-      const parent = parentCgroupPath(serve.prefix)
-      const file =
-        (await readCgroupMode()).kind === 'v2'
-          ? `/sys/fs/cgroup${parent}/memory.current`
-          : `/sys/fs/cgroup/memory${parent}/memory.usage_in_bytes`
-      // The agent makes the parent's memory cgroup with its first sandbox.
-      const charged = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return '0'
-        throw error
-      })
-      return Number(charged) / 1024 / 1024
-    },
+    sandboxesMemoryMiB: () => cgroupMemoryMiB(parentCgroupPath(serve.prefix)),
+    sandboxMemoryMiB: (sandboxID) => cgroupMemoryMiB(hostNames(serve.prefix, sandboxID).cgroupPath),
     async poolFilled(size) {
       const deadline = Date.now() + 120_000
       while (waiting() < size) {
@@ -77,6 +68,20 @@ export async function startUserServe(
     snapshotted: (sandboxID) => logged(serve.snapshots, sandboxID, 'snapshot'),
     stop: () => serve.stop(),
   }
+}
+
+/** What the kernel charges a cgroup, in MiB; 0 for one not made yet. */
+async function cgroupMemoryMiB(cgroupPath: string): Promise<number> {
+  const file =
+    (await readCgroupMode()).kind === 'v2'
+      ? `/sys/fs/cgroup${cgroupPath}/memory.current`
+      : `/sys/fs/cgroup/memory${cgroupPath}/memory.usage_in_bytes`
+  // The agent makes the parent's memory cgroup with its first sandbox.
+  const charged = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return '0'
+    throw error
+  })
+  return Number(charged) / 1024 / 1024
 }
 
 /** What the service logged of a sandbox, once it has (within a minute). */

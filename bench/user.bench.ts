@@ -17,7 +17,11 @@ import {
   sampleSmallFiles,
   sampleSpawnsInside,
 } from './user-commands.bench.js'
-import { sampleDensity } from './user-density.bench.js'
+import {
+  sampleDensity,
+  sampleUsedSandboxMemory,
+  USED_SANDBOX_IDLE_MS,
+} from './user-density.bench.js'
 import { sampleHibernation } from './user-hibernate.bench.js'
 import { type LifeSamples, sampleBurst, sampleLives } from './user-lifecycle.bench.js'
 import { DEFAULT_BASE_POOL, LONG_LIVED_MS, startUserServe } from './user-serve.js'
@@ -78,6 +82,7 @@ export async function benchUser(options: Omit<BenchAgentOptions, 'dataDir'>): Pr
       const spawn = await sampleSpawnsInside(sandbox)
       reportCommands(run, spawn, http)
       reportSmallFiles(await sampleSmallFiles(sandbox), http)
+      reportUsedSandbox(await sampleUsedSandboxMemory(serve, sandbox), idleNode)
       reportPause(await samplePauseResume(serve, sandbox, PAUSES, LONG_LIVED_MS), bare)
       const density = await sampleDensity(serve, IDLE, { pooled: true })
       reportDensity(density, idleNode, idleNodeCpu, p50(run), bare)
@@ -166,6 +171,17 @@ function reportIdleCost(
     ratio: cpu / Math.max(idleNodeCpu, 0.01),
     target: '≤ 1 ms/s (1,000 idle in one of the two cores)',
     ok: cpu <= 1,
+  })
+}
+
+function reportUsedSandbox(chargedMiB: number, idleNodeMiB: number): void {
+  report({
+    name: `memory of a sandbox idle ${USED_SANDBOX_IDLE_MS / 1000} s after the command and file rows (~500 calls; its cgroup's charge)`,
+    figure: `${chargedMiB.toFixed(1)} MiB`,
+    floor: `idle node PSS ${idleNodeMiB.toFixed(1)} MiB`,
+    ratio: chargedMiB / idleNodeMiB,
+    target: 'reported',
+    ok: true,
   })
 }
 
