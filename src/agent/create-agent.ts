@@ -21,8 +21,8 @@ import {
   type EnvdInit,
   envdURL,
   initEnvd,
+  initLockedEnvd,
   verifyEnvdInit,
-  verifyEnvdLock,
   waitForEnvd,
 } from './envd-client.js'
 import { SandboxNotFoundError, SandboxStateError, TemplateNotFoundError } from './errors.js'
@@ -232,12 +232,11 @@ class HostAgent implements Agent {
         if (snapshot !== undefined && template.snapshotID !== undefined) {
           await restoreSnapshot(this.parts, record, template.snapshotID, snapshot, layers)
           // The restored envd is its source's: it takes this sandbox's ID and secret now.
-          await initEnvd(
+          await initLockedEnvd(
             url,
             { ...init, sandboxID: request.sandboxID, controlSecret: envdControlSecret },
             snapshot.envdControlSecret,
           )
-          await verifyEnvdLock(url, init)
         } else {
           await this.bootEnvd(record, url, init, template, log)
         }
@@ -500,8 +499,7 @@ class HostAgent implements Agent {
         return state?.status === 'running'
       },
     })
-    await initEnvd(url, init, record.envdControlSecret ?? '')
-    await verifyEnvdLock(url, init)
+    await initLockedEnvd(url, init, record.envdControlSecret ?? '')
     if (template.startCmd !== undefined) {
       await startTemplateCommand({ url, accessToken: init.accessToken }, template, log)
     }

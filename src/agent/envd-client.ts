@@ -71,13 +71,19 @@ export async function initEnvd(url: string, init: EnvdInit, controlSecret: strin
 }
 
 /**
- * Checks from outside that envd is locked as the handover and `/init` meant: `/init` without
- * the control secret is refused, and the token and env vars hold (`verifyEnvdInit`). Throws
- * otherwise, failing the create. The probes are independent and sent together: each is a
- * round trip on the create's critical path.
+ * Pushes `/init` with the control secret of the sandbox's handover, then checks from outside
+ * that envd is locked as the handover and the push meant: `/init` without the control secret
+ * is refused, and the token and env vars hold (`verifyEnvdInit`). Throws otherwise, failing
+ * the create. The handover set the control lock, so its probe goes beside the push: each
+ * round trip is on the create's critical path.
  */
-export async function verifyEnvdLock(url: string, init: EnvdInit): Promise<void> {
-  await Promise.all([verifyControlLocked(url), verifyEnvdInit(url, init)])
+export async function initLockedEnvd(
+  url: string,
+  init: EnvdInit,
+  controlSecret: string,
+): Promise<void> {
+  await Promise.all([initEnvd(url, init, controlSecret), verifyControlLocked(url)])
+  await verifyEnvdInit(url, init)
 }
 
 /**

@@ -1,8 +1,8 @@
 import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { waitForEnvd } from '../../../src/agent/envd-client.js'
+import { initLockedEnvd, waitForEnvd } from '../../../src/agent/envd-client.js'
 
 let server: Server | undefined
 
@@ -12,16 +12,86 @@ afterEach(async () => {
   server = undefined
 })
 
-/** A /health that answers 503 until `readyAfterMs` has passed, then 204. */
-async function healthAfter(readyAfterMs: number): Promise<string> {
-  const ready = Date.now() + readyAfterMs
-  server = createServer((_req, res) => {
-    res.writeHead(Date.now() >= ready ? 204 : 503)
-    res.end()
-  })
+/** Serves `handler` on a loopback port; answers its URL. */
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  server = createServer(handler)
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+/**
+ * An envd's `/init` and `/envs` as far as the agent's checks reach them: `/init` takes pushes
+ * carrying the control secret unless `lock` is off; `/envs` wants the pushed token unless
+ * `gate` is off and holds the pushed env vars unless `keepEnv` is off.
+ */
+function fakeEnvd(secret: string, { lock = true, gate = true, keepEnv = true } = {}) {
+  let token: string | undefined
+  let envs: Record<string, string> = {}
+  return (req: IncomingMessage, res: ServerResponse) => {
+    let body = ''
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString()
+    })
+    req.on('end', () => res.writeHead(answer(req, body)).end(JSON.stringify(envs)))
+  }
+
+  function answer(req: IncomingMessage, body: string): number {
+    if (req.url === '/init') {
+      if (lock && req.headers['x-sandbar-control'] !== secret) return 401
+      const pushed = JSON.parse(body) as { accessToken?: string; envVars: Record<string, string> }
+      token = pushed.accessToken
+      if (keepEnv) envs = pushed.envVars
+      return 204
+    }
+    if (gate && token !== undefined && req.headers['x-access-token'] !== token) return 401
+    return 200
+  }
+}
+
+describe('pushing /init and checking the lock from outside', () => {
+  const secret = 'a-control-secret-of-at-least-32-bytes'
+  const init = { envVars: { A: '1' }, accessToken: 'token' }
+
+  it('passes an envd that holds the push and its locks', async () => {
+    const url = await listen(fakeEnvd(secret))
+    await expect(initLockedEnvd(url, init, secret)).resolves.toBeUndefined()
+  })
+
+  it('fails a create whose envd takes /init without the control secret', async () => {
+    const url = await listen(fakeEnvd(secret, { lock: false }))
+    await expect(initLockedEnvd(url, init, secret)).rejects.toThrow(
+      'envd accepted /init without the control secret (204)',
+    )
+  })
+
+  it('fails a create whose envd answers without the access token', async () => {
+    const url = await listen(fakeEnvd(secret, { gate: false }))
+    await expect(initLockedEnvd(url, init, secret)).rejects.toThrow(
+      'envd answered /envs without the access token (200)',
+    )
+  })
+
+  it('fails a create whose envd does not hold the pushed env vars', async () => {
+    const url = await listen(fakeEnvd(secret, { keepEnv: false }))
+    await expect(initLockedEnvd(url, init, secret)).rejects.toThrow(
+      'envd does not hold the pushed env vars (/envs 200)',
+    )
+  })
+
+  it('fails a create whose envd refuses the push itself', async () => {
+    const url = await listen(fakeEnvd('another secret entirely, 32 bytes long'))
+    await expect(initLockedEnvd(url, init, secret)).rejects.toThrow('envd /init answered 401')
+  })
+})
+
+/** A /health that answers 503 until `readyAfterMs` has passed, then 204. */
+async function healthAfter(readyAfterMs: number): Promise<string> {
+  const ready = Date.now() + readyAfterMs
+  return listen((_req, res) => {
+    res.writeHead(Date.now() >= ready ? 204 : 503)
+    res.end()
+  })
 }
 
 describe('waiting for envd', () => {
