@@ -4,6 +4,7 @@ import path from 'node:path'
 import { elapsedMs } from '../elapsed-ms.js'
 import { KeyedQueue } from '../keyed-queue.js'
 import type { Logger } from '../logger.js'
+import { isProcessRunning } from '../process-alive.js'
 import {
   checkpointDir,
   checkpointSandbox,
@@ -491,12 +492,18 @@ class HostAgent implements Agent {
     template: BootSettings,
     log: Logger,
   ): Promise<void> {
+    const runtime = this.parts.runtimes.get(record.runtime)
+    // Asked once, the runtime names the container's init; whether that PID lives answers the
+    // later checks without spawning the runtime's CLI on this process's thread each time.
+    let initPid: number | undefined
     await waitForEnvd(url, {
       timeoutMs: this.parts.config.envdStartTimeoutMs ?? ENVD_START_TIMEOUT_MS,
       stillStarting: async () => {
-        const runtime = this.parts.runtimes.get(record.runtime)
-        const state = await runtime.state(this.containerID(record.sandboxID))
-        return state?.status === 'running'
+        if (initPid === undefined) {
+          const state = await runtime.state(this.containerID(record.sandboxID))
+          initPid = state?.status === 'running' ? state.pid : 0
+        }
+        return initPid !== 0 && isProcessRunning(initPid)
       },
     })
     await initLockedEnvd(url, init, record.envdControlSecret ?? '')
