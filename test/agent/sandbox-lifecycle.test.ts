@@ -308,3 +308,16 @@ describe('concurrent creates', () => {
     for (const id of ids) await test.agent.kill(id)
   })
 })
+
+describe('a create whose envd dies while starting', () => {
+  it('fails at once when the sandbox stops before envd answers, leaving nothing', async () => {
+    const id = sandboxID()
+    const started = Date.now()
+    // 8 MiB: the kernel kills envd's node while it starts, and the sandbox's init ends with it.
+    const create = test.agent.create({ ...request(id), memoryMB: 8 })
+    await expect(create).rejects.toThrow('the sandbox stopped before envd answered')
+    // The agent waits up to 15 s for envd; the container's end is seen within a second or two.
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(await test.agent.get(id)).toBeUndefined()
+  })
+})
