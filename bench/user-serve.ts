@@ -76,7 +76,7 @@ async function cgroupMemoryMiB(cgroupPath: string): Promise<number> {
     (await readCgroupMode()).kind === 'v2'
       ? `/sys/fs/cgroup${cgroupPath}/memory.current`
       : `/sys/fs/cgroup/memory${cgroupPath}/memory.usage_in_bytes`
-  // The agent makes the parent's memory cgroup with its first sandbox.
+  // The agent makes a sandbox's cgroup as it starts it, and the parent's with the first one.
   const charged = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return '0'
     throw error
