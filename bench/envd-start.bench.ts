@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
-import { ENVD_NODE_FLAGS } from '../src/envd/index.js'
 import { ms, percentile, report } from './stats.js'
 
 const RUNS = 10
@@ -9,11 +8,11 @@ const PORT = 49987
 
 /**
  * envd process start → first `/health` 204, and its idle resident memory. Absolute targets
- * (≤ 150 ms, ≤ 45 MiB); the floor is a bare node HTTP server started the same way. envd gets
- * the V8 flags it has in sandboxes, under which its code cache was written.
+ * (≤ 150 ms, ≤ 45 MiB); the floor is a bare node HTTP server started the same way, as envd
+ * starts in sandboxes: without V8 flags.
  */
 export async function benchStart(bundle: string): Promise<void> {
-  const envd = await startTimes([...ENVD_NODE_FLAGS, bundle, '--port', String(PORT)])
+  const envd = await startTimes([bundle, '--port', String(PORT)])
   const floorScript =
     "require('http').createServer((q,s)=>{s.statusCode=204;s.end()}).listen(Number(process.argv[1]))"
   const bare = await startTimes(['-e', floorScript, String(PORT)])

@@ -30,7 +30,7 @@ const sections: Record<string, (buildDir: string) => Promise<void>> = {
   // envd runs exactly as in the end-to-end tests: the built bundle, as root, in its own mount
   // and PID namespaces.
   async envd(buildDir) {
-    const bundle = path.join(buildDir, 'envd/envd.mjs')
+    const bundle = path.join(buildDir, 'envd/envd.cjs')
     await benchStart(bundle)
     const envd = await startNamespacedEnvd(PORT, bundle)
     try {

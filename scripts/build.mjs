@@ -1,13 +1,13 @@
 // Builds the artifacts into OUTDIR (default dist): sandbar.mjs (the CLI) and envd/ (the
-// self-contained envd that sandboxes run: envd.mjs, which runs the bundle envd.cjs with the V8
-// code cache envd.cjs.cache), each with the native addons it loads and envd's run-as beside
+// self-contained envd that sandboxes run: envd.cjs, which runs the bundle bundle.cjs with the V8
+// code cache bundle.cjs.cache), each with the native addons it loads and envd's run-as beside
 // it, interpreter/ (the code interpreter: interpreter.mjs and python/), idmapped-mount
 // (src/agent/rootfs/idmapped-mount.c: the agent mounts sandbox roots and volumes with it) and
 // user-namespace (src/agent/user-namespace.c: it makes each sandbox's namespaces).
 // Usage: node scripts/build.mjs [OUTDIR]
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { copyFile, cp, mkdir, readFile, rm } from 'node:fs/promises'
+import { copyFile, cp, mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
@@ -55,12 +55,14 @@ await Promise.all([
     },
     define: { 'import.meta.url': '__sandbarImportMetaUrl' },
     entryPoints: ['src/envd/main.ts'],
-    outfile: `${outdir}/envd/envd.cjs`,
+    outfile: `${outdir}/envd/bundle.cjs`,
   }),
+  // CommonJS as well: an ES module entry costs every sandbox start Node's ESM loader.
   build({
     ...common,
+    format: 'cjs',
     entryPoints: ['src/envd/code-cache-loader.ts'],
-    outfile: `${outdir}/envd/envd.mjs`,
+    outfile: `${outdir}/envd/envd.cjs`,
   }),
   // The code interpreter (port 49999) and its javascript, typescript and bash workers
   // (`interpreter.mjs worker <language>`), run by envd's node inside interpreter sandboxes.
@@ -121,12 +123,11 @@ async function compileStatic(source, output) {
 }
 
 // The code cache: envd started once, on a free loopback port, by the node running this build,
-// which is the node the toolbox copies, with the V8 flags sandboxes give it (node-flags.ts).
-// No NODE_OPTIONS: V8 rejects a cache made under other flags.
-const envdNodeFlags = JSON.parse(await readFile('src/envd/node-flags.json', 'utf8'))
+// which is the node the toolbox copies, without V8 flags or NODE_OPTIONS, as sandboxes start
+// it: V8 rejects a cache made under other flags.
 await promisify(execFile)(
   process.execPath,
-  [...envdNodeFlags, `${outdir}/envd/envd.mjs`, '--port', '0', '--host', '127.0.0.1'],
+  [`${outdir}/envd/envd.cjs`, '--port', '0', '--host', '127.0.0.1'],
   {
     env: { PATH: process.env.PATH, SANDBAR_ENVD_WRITE_CODE_CACHE: '1', SANDBAR_LOG_LEVEL: 'warn' },
   },

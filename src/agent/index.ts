@@ -98,7 +98,7 @@ export interface AgentConfig {
   /** KSM shares envd's memory across sandboxes (memory-merging.ts); default off. */
   shareEnvdMemory?: boolean
   /**
-   * scripts/build.mjs's output directory: the built envd (`<dir>/envd/envd.mjs`) and the
+   * scripts/build.mjs's output directory: the built envd (`<dir>/envd/envd.cjs`) and the
    * agent's `idmapped-mount` helper.
    */
   envdBuildDir: string

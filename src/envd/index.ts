@@ -18,7 +18,6 @@ export {
   type StartedCommand,
 } from './client/process-client.js'
 export { ENVD_CONTROL_HEADER, type EnvdHandover, encodeHandover } from './handover.js'
-export { ENVD_NODE_FLAGS } from './node-flags.js'
 /** The PATH a process gets when it brings none: what the agent and builder give too. */
 export { DEFAULT_PATH } from './process/process-env.js'
 export { RUN_AS_FILE } from './process/run-as-path.js'

@@ -5,7 +5,7 @@ import { runEnvdCommand } from './index.js'
 useLightFetchHeaders()
 
 /**
- * Entry point of envd's bundle (dist/envd/envd.cjs, which envd.mjs runs; see
+ * Entry point of envd's bundle (dist/envd/bundle.cjs, which envd.cjs runs; see
  * code-cache-loader.ts). Settles once envd listens, which is when the build writes the cache.
  */
 export const started = runEnvdCommand(process.argv.slice(2))

@@ -23,7 +23,7 @@ const SDK_DEBUG_PORT = 49983
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const buildDir = await mkdtemp('/tmp/sbt-dist-')
   execFileSync(process.execPath, ['scripts/build.mjs', buildDir], { stdio: 'inherit' })
-  const bundle = path.join(buildDir, 'envd/envd.mjs')
+  const bundle = path.join(buildDir, 'envd/envd.cjs')
   const port = Number(process.env.SANDBAR_TEST_ENVD_PORT ?? SDK_DEBUG_PORT)
   const envd = await startNamespacedEnvd(port, bundle).catch(async (error: unknown) => {
     await rm(buildDir, { recursive: true, force: true })

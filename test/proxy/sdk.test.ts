@@ -41,7 +41,7 @@ beforeAll(async () => {
   await promisify(execFile)(process.execPath, ['scripts/build.mjs', buildDir])
   const child = spawn(
     process.execPath,
-    [path.join(buildDir, 'envd/envd.mjs'), '--port', String(ENVD_PORT), '--host', ENVD_ADDRESS],
+    [path.join(buildDir, 'envd/envd.cjs'), '--port', String(ENVD_PORT), '--host', ENVD_ADDRESS],
     { stdio: 'ignore' },
   )
   envd = child

@@ -14,7 +14,7 @@ const opts = () => ({ ...serve.client })
 
 /** envd's KSM state, read as root inside the sandbox: `ksm_merge_any` and merged pages. */
 const ENVD_KSM = String.raw`for d in /proc/[0-9]*; do
-  if tr '\0' ' ' < $d/cmdline | grep -q '^/.sandbar/lib/ld-linux.*/.sandbar/envd/envd.mjs'; then
+  if tr '\0' ' ' < $d/cmdline | grep -q '^/.sandbar/lib/ld-linux.*/.sandbar/envd/envd.cjs'; then
     grep -E '^ksm_(merge_any|merging_pages)' $d/ksm_stat
   fi
 done`

@@ -6,7 +6,7 @@ export const RUN_AS_FILE = 'run-as'
 
 /**
  * envd's run-as helper: in the toolbox mounted at `SANDBAR_TOOLBOX=<dir>` (a sandbox's envd),
- * else beside the bundle envd runs from (dist/envd/envd.cjs, or dist/sandbar.mjs for
+ * else beside the bundle envd runs from (dist/envd/bundle.cjs, or dist/sandbar.mjs for
  * `sandbar envd`). Static, so it needs neither the toolbox's loader nor the rootfs's libc.
  */
 export function runAsPath(toolbox: string | undefined): string {

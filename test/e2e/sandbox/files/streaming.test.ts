@@ -48,7 +48,7 @@ function generated(size: number, hash: ReturnType<typeof createHash>): ReadableS
 async function peakRssBytes(): Promise<number> {
   const envdPid = (await sandbox.commands.run('cat /proc/1/task/1/children')).stdout.trim()
   const cmdline = await sandbox.commands.run(`tr "\\0" " " < /proc/${envdPid}/cmdline`)
-  expect(cmdline.stdout).toContain('envd.mjs')
+  expect(cmdline.stdout).toContain('envd.cjs')
   const status = await sandbox.commands.run(`cat /proc/${envdPid}/status`)
   const match = /^VmHWM:\s+(\d+) kB$/m.exec(status.stdout)
   if (!match?.[1]) throw new Error(`no VmHWM in /proc/${envdPid}/status:\n${status.stdout}`)

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { TOOLBOX_MOUNT_POINT, toolboxAt } from '../../../../src/agent/rootfs/toolbox.js'
 
 describe('toolboxAt', () => {
-  it('starts tini as PID 1, then envd through the toolbox loader, its V8 sized for memory', () => {
+  it('starts tini as PID 1, then envd through the toolbox loader, with no V8 flags', () => {
     const toolbox = toolboxAt('/var/lib/sandbar/toolbox/abc', false)
     expect(toolbox.mountPoint).toBe(TOOLBOX_MOUNT_POINT)
     expect(toolbox.dir).toBe('/var/lib/sandbar/toolbox/abc')
@@ -13,8 +13,7 @@ describe('toolboxAt', () => {
       '--library-path',
       '/.sandbar/lib',
       '/.sandbar/bin/node',
-      '--optimize-for-size',
-      '/.sandbar/envd/envd.mjs',
+      '/.sandbar/envd/envd.cjs',
       '--port',
       '49983',
       '--handover-fd',
@@ -31,9 +30,8 @@ describe('toolboxAt', () => {
       '--library-path',
       '/.sandbar/lib',
       '/.sandbar/bin/node',
-      '--optimize-for-size',
       '--predictable',
-      '/.sandbar/envd/envd.mjs',
+      '/.sandbar/envd/envd.cjs',
       '--port',
       '49983',
       '--handover-fd',
