@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 
 /** An account from the sandbox's own `/etc/passwd` and `/etc/group`. */
 export interface OsUser {
@@ -23,10 +23,10 @@ interface AccountDb {
 }
 
 /**
- * Reads the account files on every call: templates and user commands add accounts at any time
- * (`useradd` in a build step), and both files are a few hundred bytes. Synchronously: two
- * small reads take microseconds, where each asynchronous one is four thread-pool round trips
- * on every request's path.
+ * Reads the account files, parsed anew whenever either has changed: templates and user
+ * commands add accounts at any time (`useradd` in a build step, or `chpasswd` rewriting one in
+ * place). Synchronously: two small reads take microseconds, where each asynchronous one is
+ * four thread-pool round trips on every request's path.
  */
 function readAccounts(root: string): AccountDb {
   const passwd = readOptional(`${root}/etc/passwd`)
@@ -71,13 +71,37 @@ function colonRecords(text: string): string[][] {
     .map((line) => line.split(':'))
 }
 
+/**
+ * What tells one version of the account files from another: each file's inode, size and change
+ * time (a rename puts a new inode in place, a write in place moves the change time).
+ */
+function accountsVersion(root: string): string {
+  return [`${root}/etc/passwd`, `${root}/etc/group`]
+    .map((file) => {
+      const stats = statSync(file, { throwIfNoEntry: false })
+      return stats === undefined ? '-' : `${stats.ino}:${stats.size}:${stats.ctimeMs}`
+    })
+    .join(' ')
+}
+
 /** Looks up accounts in a root filesystem (`/` inside a sandbox). */
 export class UserDirectory {
+  /** The files as last parsed: every request names a user, and they rarely change. */
+  private parsed: { version: string; accounts: AccountDb } | undefined
+
   constructor(private readonly root = '') {}
+
+  private accounts(): AccountDb {
+    const version = accountsVersion(this.root)
+    if (this.parsed?.version !== version) {
+      this.parsed = { version, accounts: readAccounts(this.root) }
+    }
+    return this.parsed.accounts
+  }
 
   /** @throws UnknownUserError when the name is not in `/etc/passwd`. */
   async lookup(username: string): Promise<OsUser> {
-    const user = readAccounts(this.root).users.get(username)
+    const user = this.accounts().users.get(username)
     if (user) return user
     // uid 0 exists whatever the image's files say: an image may ship no /etc/passwd at all
     // (a scratch or distroless base), and its build steps still run as root.
@@ -87,7 +111,7 @@ export class UserDirectory {
 
   /** Owner and group names for display, with the numeric ID as fallback (as `ls -l` does). */
   async names(): Promise<{ user(uid: number): string; group(gid: number): string }> {
-    const db = readAccounts(this.root)
+    const db = this.accounts()
     return {
       user: (uid) => db.userNames.get(uid) ?? String(uid),
       group: (gid) => db.groupNames.get(gid) ?? String(gid),

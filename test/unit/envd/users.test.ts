@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UnknownUserError, UserDirectory } from '../../../src/envd/users.js'
@@ -50,6 +50,27 @@ describe('UserDirectory', () => {
       home: '/root',
     })
     await expect(empty.lookup('user')).rejects.toBeInstanceOf(UnknownUserError)
+  })
+
+  it('sees accounts added after its first lookup, renamed into place or appended', async () => {
+    const dir = await mkdtemp('/tmp/sbt-users-')
+    await mkdir(path.join(dir, 'etc'))
+    const passwd = path.join(dir, 'etc/passwd')
+    await writeFile(passwd, 'root:x:0:0:root:/root:/bin/bash\n')
+    const users = new UserDirectory(dir)
+    try {
+      await expect(users.lookup('builder')).rejects.toBeInstanceOf(UnknownUserError)
+      // useradd writes a new file beside the old one and renames it over.
+      await writeFile(`${passwd}+`, 'root:x:0:0:root:/root:/bin/bash\nbuilder:x:1001:1001::/b:\n')
+      await rename(`${passwd}+`, passwd)
+      expect((await users.lookup('builder')).uid).toBe(1001)
+      await appendFile(passwd, 'later:x:1002:1002::/l:\n')
+      expect((await users.lookup('later')).uid).toBe(1002)
+      await writeFile(path.join(dir, 'etc/group'), 'extra:x:50:later\n')
+      expect((await users.lookup('later')).groups).toEqual([1002, 50])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 
   it('names owners and groups, falling back to the number', async () => {
