@@ -46,6 +46,12 @@ export class HttpExchange {
     this.response.end()
   }
 
+  /** Answers with `body`, whole. */
+  send(body: Buffer, status = 200): void {
+    this.response.statusCode = status
+    this.response.end(body)
+  }
+
   json(body: unknown): void {
     this.response.setHeader('content-type', 'application/json')
     this.response.end(JSON.stringify(body))

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { mkdir, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { gunzipSync } from 'node:zlib'
@@ -30,6 +31,33 @@ describe('GET /files', () => {
     expect(response.headers.get('vary')).toBe('Accept-Encoding')
     expect(response.headers.get('last-modified')).toMatch(/GMT$/)
     expect(await response.text()).toBe('Hello, world!')
+  })
+
+  it('serves every byte of files read whole and streamed, empty ones and long ranges', async () => {
+    // envd reads up to 64 KiB at once and streams more; each side of that, and 1 MiB chunks.
+    for (const size of [0, 1, 64 * 1024, 64 * 1024 + 1, 3 * 1024 * 1024 + 7]) {
+      const bytes = randomBytes(size)
+      await writeFile(path.join(fx.userHome, 'sized.bin'), bytes)
+      const whole = await get({ path: 'sized.bin' })
+      expect(whole.status).toBe(200)
+      expect(whole.headers.get('content-length')).toBe(String(size))
+      expect(Buffer.from(await whole.arrayBuffer()).equals(bytes)).toBe(true)
+      const zipped = await get({ path: 'sized.bin' }, { 'accept-encoding': 'gzip' })
+      expect(gunzipSync(Buffer.from(await zipped.arrayBuffer())).equals(bytes)).toBe(true)
+    }
+    const bytes = randomBytes(200 * 1024)
+    await writeFile(path.join(fx.userHome, 'ranged.bin'), bytes)
+    for (const [start, end] of [
+      [10, 20],
+      [1000, 1000 + 64 * 1024],
+      [5, 200 * 1024 - 1],
+    ] as const) {
+      const ranged = await get({ path: 'ranged.bin' }, { range: `bytes=${start}-${end}` })
+      expect(ranged.status).toBe(206)
+      expect(ranged.headers.get('content-length')).toBe(String(end - start + 1))
+      const body = Buffer.from(await ranged.arrayBuffer())
+      expect(body.equals(bytes.subarray(start, end + 1))).toBe(true)
+    }
   })
 
   it('answers HEAD with the headers of GET and no body', async () => {
