@@ -2,6 +2,7 @@ import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import { createLogger, type Logger } from '../logger.js'
 import { type EnvdHandover, readHandover } from './handover.js'
+import { collectAllGarbage, collectWhenIdle } from './idle-memory.js'
 import { type PortForwarder, startPortForwarder } from './port-forward/port-forwarder.js'
 import { runAsPath } from './process/run-as-path.js'
 import { createEnvdServer } from './server.js'
@@ -62,9 +63,11 @@ export async function startEnvd(options: EnvdOptions = {}): Promise<Envd> {
   const locked = options.handover !== undefined
   logger.info({ port, version: ENVD_VERSION, runAs, locked }, 'envd listening')
   const forwarder = startForwarder(logger, port)
+  const stopCollecting = collectWhenIdle(server, () => collectAllGarbage(logger))
   return {
     port,
     close: async () => {
+      stopCollecting()
       await forwarder?.stop()
       server.closeAllConnections()
       server.close()
