@@ -6,6 +6,7 @@ import {
   collectWhenIdle,
   IDLE_MS,
   MIN_GAP_MS,
+  MIN_REQUESTS,
 } from '../../../src/envd/idle-memory.js'
 import { createLogger } from '../../../src/logger.js'
 
@@ -21,14 +22,20 @@ describe('collectWhenIdle', () => {
     const server = createServer()
     const collect = vi.fn(async () => undefined)
     const stop = collectWhenIdle(server, collect)
-    return { request: () => server.emit('request'), collect, stop }
+    const request = () => server.emit('request')
+    const busySpell = () => {
+      for (let i = 0; i < MIN_REQUESTS; i++) request()
+    }
+    return { request, busySpell, collect, stop }
   }
 
-  it('collects once, a quiet spell after a request, and not before any request', () => {
-    const { request, collect, stop } = watched()
+  it('collects once, a quiet spell after a busy one, and never after a few requests', () => {
+    const { request, busySpell, collect, stop } = watched()
     vi.advanceTimersByTime(10 * IDLE_MS)
+    for (let i = 0; i < MIN_REQUESTS - 1; i++) request()
+    vi.advanceTimersByTime(10 * MIN_GAP_MS)
     expect(collect).not.toHaveBeenCalled()
-    request()
+    busySpell()
     vi.advanceTimersByTime(IDLE_MS - 1)
     expect(collect).not.toHaveBeenCalled()
     vi.advanceTimersByTime(1)
@@ -40,7 +47,7 @@ describe('collectWhenIdle', () => {
 
   it('waits while requests keep coming', () => {
     const { request, collect, stop } = watched()
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < 2 * MIN_REQUESTS; i++) {
       request()
       vi.advanceTimersByTime(IDLE_MS / 2)
     }
@@ -50,12 +57,12 @@ describe('collectWhenIdle', () => {
     stop()
   })
 
-  it('collects at most once per gap, however often quiet spells come', () => {
-    const { request, collect, stop } = watched()
-    request()
+  it('collects at most once per gap, however often busy spells end', () => {
+    const { busySpell, collect, stop } = watched()
+    busySpell()
     vi.advanceTimersByTime(IDLE_MS)
     expect(collect).toHaveBeenCalledTimes(1)
-    request()
+    busySpell()
     vi.advanceTimersByTime(MIN_GAP_MS - IDLE_MS - 1)
     expect(collect).toHaveBeenCalledTimes(1)
     vi.advanceTimersByTime(IDLE_MS + 1)
@@ -64,10 +71,10 @@ describe('collectWhenIdle', () => {
   })
 
   it('does nothing once stopped', () => {
-    const { request, collect, stop } = watched()
-    request()
+    const { busySpell, collect, stop } = watched()
+    busySpell()
     stop()
-    request()
+    busySpell()
     vi.advanceTimersByTime(MIN_GAP_MS)
     expect(collect).not.toHaveBeenCalled()
   })
