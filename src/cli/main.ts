@@ -52,7 +52,7 @@ commands:
                                   of the host loses none; each resumes at its client's connect
       --share-envd-memory         the kernel's KSM shares the memory pages that envd, the agent
                                   in every sandbox, has in common with other sandboxes' envds:
-                                  an idle sandbox then holds 3-6 MiB, not 15 (Linux 6.4 or
+                                  an idle sandbox then holds 3-6 MiB, not 14 (Linux 6.4 or
                                   later; serve starts ksmd, which takes 1-9% of a core).
                                   Sandboxes' own programs are never merged, but a sandbox can
                                   time its writes to learn when another's envd touches a shared
