@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import * as z from 'zod/mini'
+import { fileVersion } from '../file-version.js'
 import { RUNTIME_NAMES } from './runtime/runtime.js'
 
 const recordSchema = z.object({
@@ -121,12 +122,6 @@ export class SandboxRecords {
     this.parsed.delete(sandboxID)
     await rm(this.dir(sandboxID), { recursive: true, force: true })
   }
-}
-
-/** What tells one written record file from another: its inode and change time. */
-function fileVersion(file: string): string | undefined {
-  const stats = statSync(file, { bigint: true, throwIfNoEntry: false })
-  return stats === undefined ? undefined : `${stats.ino}:${stats.ctimeNs}:${stats.size}`
 }
 
 function readOptional(file: string): string | undefined {

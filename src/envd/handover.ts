@@ -1,5 +1,6 @@
-import { fstatSync, ftruncateSync, readSync } from 'node:fs'
+import { fstatSync, ftruncateSync } from 'node:fs'
 import * as z from 'zod/mini'
+import { readAt } from './fs/read-at.js'
 
 /**
  * The request header that carries the control secret on the agent's `/init` pushes. Sandbar's
@@ -33,16 +34,10 @@ export function encodeHandover(handover: EnvdHandover): string {
  * when one was promised.
  */
 export function readHandover(fd: number): EnvdHandover {
-  const buffer = Buffer.alloc(fstatSync(fd).size)
   // pread from 0: the agent's writes left the shared file offset at the end.
-  let read = 0
-  while (read < buffer.length) {
-    const count = readSync(fd, buffer, read, buffer.length - read, read)
-    if (count === 0) break
-    read += count
-  }
+  const text = readAt(fd, fstatSync(fd).size, 0).toString('utf8')
   // Emptied, not closed: the init holds the same file anyway, and a closed stdin would hand
   // its number to the next socket or file envd opens.
   ftruncateSync(fd, 0)
-  return handoverSchema.parse(JSON.parse(buffer.subarray(0, read).toString('utf8')))
+  return handoverSchema.parse(JSON.parse(text))
 }

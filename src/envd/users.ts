@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
+import { fileVersion } from '../file-version.js'
 
 /** An account from the sandbox's own `/etc/passwd` and `/etc/group`. */
 export interface OsUser {
@@ -71,19 +72,6 @@ function colonRecords(text: string): string[][] {
     .map((line) => line.split(':'))
 }
 
-/**
- * What tells one version of the account files from another: each file's inode, size and change
- * time (a rename puts a new inode in place, a write in place moves the change time).
- */
-function accountsVersion(root: string): string {
-  return [`${root}/etc/passwd`, `${root}/etc/group`]
-    .map((file) => {
-      const stats = statSync(file, { throwIfNoEntry: false })
-      return stats === undefined ? '-' : `${stats.ino}:${stats.size}:${stats.ctimeMs}`
-    })
-    .join(' ')
-}
-
 /** Looks up accounts in a root filesystem (`/` inside a sandbox). */
 export class UserDirectory {
   /** The files as last parsed: every request names a user, and they rarely change. */
@@ -92,7 +80,9 @@ export class UserDirectory {
   constructor(private readonly root = '') {}
 
   private accounts(): AccountDb {
-    const version = accountsVersion(this.root)
+    const version = [`${this.root}/etc/passwd`, `${this.root}/etc/group`]
+      .map((file) => fileVersion(file) ?? '-')
+      .join(' ')
     if (this.parsed?.version !== version) {
       this.parsed = { version, accounts: readAccounts(this.root) }
     }

@@ -4,7 +4,6 @@ import {
   constants as fsConstants,
   fstatSync,
   openSync,
-  readSync,
   type Stats,
 } from 'node:fs'
 import path from 'node:path'
@@ -13,6 +12,7 @@ import { constants, createGzip } from 'node:zlib'
 import type { EnvdContext } from '../context.js'
 import { deniedAs } from '../fs/access-check.js'
 import { asUser } from '../fs/as-user.js'
+import { readAt } from '../fs/read-at.js'
 import type { OsUser } from '../users.js'
 import { type ByteRange, parseByteRange } from './byte-range.js'
 import { NO_ACCEPTABLE_ENCODING, negotiateEncoding } from './content-coding.js'
@@ -56,16 +56,7 @@ export async function downloadFile(exchange: HttpExchange, ctx: EnvdContext): Pr
       const highWaterMark = Math.min(CHUNK_BYTES, size)
       return createReadStream('', { fd: file.fd, ...range, highWaterMark })
     },
-    read: (range) => {
-      const bytes = Buffer.allocUnsafe(length(range))
-      let done = 0
-      while (done < bytes.length) {
-        const read = readSync(file.fd, bytes, done, bytes.length - done, range.start + done)
-        if (read === 0) break
-        done += read
-      }
-      return bytes.subarray(0, done)
-    },
+    read: (range) => readAt(file.fd, length(range), range.start),
   }
   try {
     await sendFile(exchange, target, content)
