@@ -23,40 +23,15 @@ describe('reconcile', () => {
     const config = await testAgentConfig()
     const { dataDir, prefix } = config
     const id = sandboxID()
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'test/agent/agent-process.ts',
-        JSON.stringify(config),
-        id,
-        inject('baseLayerID'),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
+    const childFailure = await runAgentProcessUntilRunning(config, id).then(
+      () => undefined,
+      (error: unknown) => error,
     )
-    const exited = once(child, 'exit')
-    try {
-      // An agent that fails to start or to create exits without a line: fail now, not at the
-      // test's timeout.
-      const lines = createInterface({ input: child.stdout ?? process.stdin })
-      const line = await Promise.race([
-        once(lines, 'line').then(([text]) => String(text)),
-        exited.then(([code, signal]) => ({ code, signal })),
-      ])
-      if (typeof line !== 'string') {
-        throw new Error(
-          `the agent process ended (${line.code ?? line.signal}) before its sandbox ran`,
-        )
-      }
-      expect(JSON.parse(line)).toMatchObject({ sandboxID: id, state: 'running' })
-    } finally {
-      child.kill('SIGKILL')
-      await exited
-    }
-
+    // Started whatever the child got to: its reconcile and dispose remove what a child that
+    // crashed half-way left, so a failure here leaks nothing either.
     const test = await startTestAgent({ dataDir, prefix })
     try {
+      if (childFailure !== undefined) throw childFailure
       expect(test.agent.reconciled).toEqual({ adopted: [id], removed: [] })
       const info = await test.agent.get(id)
       expect(info?.state).toBe('running')
@@ -124,3 +99,43 @@ describe('reconcile', () => {
     }
   })
 })
+
+/**
+ * Runs test/agent/agent-process.ts until it reports sandboxID running, then SIGKILLs it: an
+ * agent that dies mid-life. Rejects if the process ends first, at once rather than at the
+ * test's timeout.
+ */
+async function runAgentProcessUntilRunning(
+  config: Awaited<ReturnType<typeof testAgentConfig>>,
+  sandboxID: string,
+): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'test/agent/agent-process.ts',
+      JSON.stringify(config),
+      sandboxID,
+      inject('baseLayerID'),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  const exited = once(child, 'exit')
+  try {
+    const lines = createInterface({ input: child.stdout ?? process.stdin })
+    const line = await Promise.race([
+      once(lines, 'line').then(([text]) => String(text)),
+      exited.then(([code, signal]) => ({ code, signal })),
+    ])
+    if (typeof line !== 'string') {
+      throw new Error(
+        `the agent process ended (${line.code ?? line.signal}) before its sandbox ran`,
+      )
+    }
+    expect(JSON.parse(line)).toMatchObject({ sandboxID, state: 'running' })
+  } finally {
+    child.kill('SIGKILL')
+    await exited
+  }
+}

@@ -79,8 +79,13 @@ node --import tsx test/cgroup-v2/print-cgroup-mode.ts >&3
     $(echo "$sandbar_tests" | tr ',' ' ') || status=$?
   echo "$status" >/run/sandbar-vitest-exit
 } 2>&1 | cat
-# A failed run is easier to read with what the kernel saw last: OOM kills, segfaults.
-if [ "$(cat /run/sandbar-vitest-exit)" != 0 ]; then dmesg | tail -n 40; fi
+# A failed run is easier to read with what the kernel saw: which process faulted where (the
+# OOM reports the tests cause on purpose would push those lines out of a plain tail), then
+# its last lines.
+if [ "$(cat /run/sandbar-vitest-exit)" != 0 ]; then
+  dmesg | grep -E 'segfault|general protection|traps:' | tail -n 20 || true
+  dmesg | tail -n 40
+fi
 section vitest-exit
 cat /run/sandbar-vitest-exit >&3
 section vitest-json
