@@ -3,6 +3,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Sandbox } from 'e2b'
+import { loopbackBulkTransfers } from './floors/loopback-http.js'
 import { sampleMs, timeMs } from './stats.js'
 import type { UserServe } from './user-serve.js'
 
@@ -44,7 +45,8 @@ const BIG_RUNS = 3
 
 /**
  * 100 MiB through `files.write` / `files.read`, beside `fs` writing and reading the same bytes
- * in the host's temporary directory, the file system the sandboxes' disks live on.
+ * in the host's temporary directory, the file system the sandboxes' disks live on, and beside
+ * `fetch` moving them over loopback with nothing behind it, the SDK's own transport.
  */
 export async function sampleBigFiles(sandbox: Sandbox) {
   const data = randomBytes(BIG_FILE_MIB * 1024 * 1024)
@@ -58,6 +60,7 @@ export async function sampleBigFiles(sandbox: Sandbox) {
       read: await sampleMs(BIG_RUNS, 1, () => sandbox.files.read(remote, { format: 'bytes' })),
       fsWrite: await sampleMs(BIG_RUNS, 1, () => writeFile(local, data)),
       fsRead: await sampleMs(BIG_RUNS, 1, () => readFile(local)),
+      transport: await loopbackBulkTransfers(data, BIG_RUNS, 1),
     }
     await sandbox.files.remove(remote)
     return samples

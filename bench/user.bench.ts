@@ -373,18 +373,28 @@ function reportSmallFiles(files: { write: number[]; read: number[] }, http: numb
 
 function reportBigFiles(files: Awaited<ReturnType<typeof sampleBigFiles>>): void {
   const throughput = (msTaken: number) => BIG_FILE_MIB / (msTaken / 1000)
-  for (const [name, samples, floor] of [
-    ['files.write', files.write, files.fsWrite],
-    ['files.read', files.read, files.fsRead],
+  const mibPerSecond = (samples: number[]) => `${throughput(p50(samples)).toFixed(0)} MiB/s`
+  for (const [name, samples, floor, transport] of [
+    ['files.write', files.write, files.fsWrite, files.transport.upload],
+    ['files.read', files.read, files.fsRead, files.transport.download],
   ] as const) {
     const ratio = throughput(p50(samples)) / throughput(p50(floor))
     report({
       name: `${name} ${BIG_FILE_MIB} MiB p50`,
-      figure: `${throughput(p50(samples)).toFixed(0)} MiB/s`,
-      floor: `host fs ${throughput(p50(floor)).toFixed(0)} MiB/s`,
+      figure: mibPerSecond(samples),
+      floor: `host fs ${mibPerSecond(floor)}`,
       ratio,
       target: '≥ 0.5×',
       ok: ratio >= 0.5,
+    })
+    // The SDK cannot move bytes faster than its transport does with nothing behind it.
+    report({
+      name: `${name} ${BIG_FILE_MIB} MiB p50, beside the SDK's transport alone`,
+      figure: mibPerSecond(samples),
+      floor: `fetch over loopback HTTP to a bare node server ${mibPerSecond(transport)}`,
+      ratio: throughput(p50(samples)) / throughput(p50(transport)),
+      target: 'reported',
+      ok: true,
     })
   }
 }
