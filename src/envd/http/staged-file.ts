@@ -10,6 +10,7 @@ import {
   type Stats,
   statSync,
   unlinkSync,
+  writeSync,
 } from 'node:fs'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
@@ -31,6 +32,13 @@ import { HttpError } from './http-error.js'
  * the previous write runs, instead of one thread-pool round trip per chunk.
  */
 const WRITE_BUFFER_BYTES = 4 * 1024 * 1024
+
+/**
+ * Files up to this size are gathered in memory and written in one synchronous call. Most
+ * uploads are this small, and for them the write stream's thread-pool round trips, its
+ * set-up and its close cost more than the write itself (0.4 ms of envd's CPU per 5-byte file).
+ */
+const SMALL_FILE_BYTES = 64 * 1024
 
 /** A file written beside its destination, not yet visible there. */
 export interface StagedFile {
@@ -74,10 +82,7 @@ export async function stageFile(
     staging.release()
   }
   try {
-    await pipeline(
-      content,
-      createWriteStream('', { fd: staging.fd, highWaterMark: WRITE_BUFFER_BYTES }),
-    )
+    await writeContent(content, staging.fd)
     asUser(actor, () => storeMetadata(staging.content, metadata, target))
   } catch (error) {
     content.destroy()
@@ -96,6 +101,53 @@ export async function stageFile(
     },
     discard,
   }
+}
+
+/**
+ * Writes `content` into `fd` and closes it, even when `content` fails: a small file in one
+ * call, a bigger one through a write stream, whose writes run off the event loop. A big upload
+ * may wait on the disk, and envd's other requests must not wait with it.
+ */
+async function writeContent(content: Readable, fd: number): Promise<void> {
+  const head = await readUpTo(content, SMALL_FILE_BYTES).catch((error: unknown) => {
+    closeSync(fd)
+    throw error
+  })
+  if (head.ended) {
+    try {
+      writeAll(fd, Buffer.concat(head.chunks))
+    } finally {
+      closeSync(fd)
+    }
+    return
+  }
+  // The stream closes `fd` once it ends or fails.
+  const file = createWriteStream('', { fd, highWaterMark: WRITE_BUFFER_BYTES })
+  for (const chunk of head.chunks) file.write(chunk)
+  await pipeline(content, file)
+}
+
+/**
+ * The first chunks of `content`, until it ends or more than `limit` bytes have come; the rest
+ * stays in the stream.
+ */
+async function readUpTo(
+  content: Readable,
+  limit: number,
+): Promise<{ chunks: Buffer[]; ended: boolean }> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of content.iterator({ destroyOnReturn: false })) {
+    chunks.push(chunk)
+    size += chunk.length
+    if (size > limit) return { chunks, ended: false }
+  }
+  return { chunks, ended: true }
+}
+
+/** `bytes` into `fd` at its offset, however many calls the kernel takes. */
+function writeAll(fd: number, bytes: Buffer): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done)
 }
 
 /** An open temporary file, and whose credentials its later steps (rename, removal) use. */

@@ -1,5 +1,17 @@
-import { chmod, chown, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import {
+  chmod,
+  chown,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises'
 import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { gzipSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readMetadata } from '../../../../src/envd/fs/xattr-metadata.js'
@@ -223,3 +235,48 @@ describe('POST /files, a refused part in a long multipart body', () => {
     expect(next.status).toBe(200)
   })
 })
+
+describe('POST /files, small and large files', () => {
+  // envd writes a file of up to 64 KiB in one call and streams a bigger one.
+  const sizes = [0, 1, 64 * 1024, 64 * 1024 + 1, 3 * 1024 * 1024 + 7]
+
+  it('writes each size whole, as a raw body and as a multipart part', async () => {
+    for (const size of sizes) {
+      const bytes = randomBytes(size)
+      const raw = await post({ path: `raw-${size}` }, { headers: octet, body: bytes })
+      expect(raw.status).toBe(200)
+      const body = new FormData()
+      body.append('file', new Blob([bytes]), `part-${size}`)
+      const part = await post({}, { body })
+      expect(part.status).toBe(200)
+      for (const name of [`raw-${size}`, `part-${size}`]) {
+        expect((await readFile(path.join(fx.userHome, name))).equals(bytes), name).toBe(true)
+      }
+    }
+  })
+
+  it('closes the file of an upload cut short, small or large, and leaves nothing behind', async () => {
+    for (const content of ['partial', 'x'.repeat(512 * 1024)]) {
+      const body = `--b\r\nContent-Disposition: form-data; name="file"; filename="cut.txt"\r\n\r\n${content}`
+      const response = await post(
+        {},
+        { headers: { 'content-type': 'multipart/form-data; boundary=b' }, body },
+      )
+      expect(response.status).toBe(400)
+      expect(await readdir(fx.userHome)).toEqual([])
+      // A write stream closes its descriptor just after the reply: give it a moment.
+      for (let tries = 0; tries < 50 && (await descriptorsUnder(fx.root)).length > 0; tries++) {
+        await sleep(20)
+      }
+      expect(await descriptorsUnder(fx.root)).toEqual([])
+    }
+  })
+})
+
+/** This process's open descriptors on files under `dir`: envd's routes run in it. */
+async function descriptorsUnder(dir: string): Promise<string[]> {
+  const targets = await Promise.all(
+    (await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
+  )
+  return targets.filter((target) => target.startsWith(`${dir}/`))
+}
