@@ -11,12 +11,18 @@ export interface LifeSamples {
   first: number[]
   /** The three after it. */
   later: number[]
+  /**
+   * One more after the sandbox sat idle for IDLE_GAP_MS: what any command pays after a pause on
+   * this host (caches gone cold, processes to wake), beside which the first one shows its own.
+   */
+  afterIdle: number[]
   kill: number[]
   /** How many of the creates took a sandbox from the warm pool. */
   pooled: number
 }
 
 const LATER_RUNS = 3
+const IDLE_GAP_MS = 500
 /** Between cold creates: the previous sandbox's teardown, which follows its kill's answer. */
 const COLD_PAUSE_MS = 500
 
@@ -30,7 +36,14 @@ export async function sampleLives(
   count: number,
   { pooled }: { pooled: boolean },
 ): Promise<LifeSamples> {
-  const samples: LifeSamples = { createToFirst: [], first: [], later: [], kill: [], pooled: 0 }
+  const samples: LifeSamples = {
+    createToFirst: [],
+    first: [],
+    later: [],
+    afterIdle: [],
+    kill: [],
+    pooled: 0,
+  }
   for (let i = 0; i <= count; i++) {
     if (pooled) await serve.poolFilled(DEFAULT_BASE_POOL)
     else await sleep(COLD_PAUSE_MS)
@@ -43,11 +56,14 @@ export async function sampleLives(
     for (let run = 0; run < LATER_RUNS; run++) {
       later.push(await timeMs(() => sandbox.commands.run('true')))
     }
+    await sleep(IDLE_GAP_MS)
+    const afterIdle = await timeMs(() => sandbox.commands.run('true'))
     const kill = await timeMs(() => sandbox.kill())
     if (i === 0) continue
     samples.createToFirst.push(ran - started)
     samples.first.push(ran - created)
     samples.later.push(...later)
+    samples.afterIdle.push(afterIdle)
     samples.kill.push(kill)
     if (serve.wasPooled(sandbox.sandboxId)) samples.pooled++
   }

@@ -271,6 +271,14 @@ function reportLife(
     target: 'no slower than later runs (≤ 1.1× for noise)',
     ok: ratio <= 1.1,
   })
+  report({
+    name: `commands.run('true') after the sandbox idled 0.5 s, ${kind} p50`,
+    figure: ms(p50(lives.afterIdle)),
+    floor: `later runs ${ms(p50(lives.later))}`,
+    ratio: p50(lives.afterIdle) / p50(lives.later),
+    target: 'reported',
+    ok: true,
+  })
 }
 
 function reportKill(lives: LifeSamples, bare: BareContainerFloors): void {
