@@ -77,6 +77,8 @@ const sections: Record<string, (buildDir: string) => Promise<void>> = {
 }
 
 const USER_SECTION = 'user'
+/** How an interrupted section exits (interrupt.ts). */
+const INTERRUPTED = 130
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const args = process.argv.slice(2)
 const [section, sectionBuildDir, linesFile] = args
@@ -94,6 +96,9 @@ if (section !== undefined && sectionBuildDir !== undefined && !(sectionBuildDir 
     if (!(name in sections)) throw new Error(`unknown bench section '${name}'`)
   }
   const machine = describeMachine()
+  // Ctrl-C reaches the running section's process too, which removes what it made
+  // (interrupt.ts) and exits: this one waits for it, then removes the build.
+  process.on('SIGINT', () => undefined)
   const buildDir = await mkdtemp('/tmp/sbt-bench-')
   try {
     execFileSync(process.execPath, ['scripts/build.mjs', buildDir], { stdio: 'inherit', cwd: repo })
@@ -106,6 +111,10 @@ if (section !== undefined && sectionBuildDir !== undefined && !(sectionBuildDir 
       })
     }
     await writeResults(repo, lines, machine, names)
+  } catch (error) {
+    // An interrupted section has said so and exits 130 (interrupt.ts): no stack trace here.
+    if (!(error instanceof Error && 'status' in error && error.status === INTERRUPTED)) throw error
+    process.exitCode = INTERRUPTED
   } finally {
     await rm(buildDir, { recursive: true, force: true })
   }
