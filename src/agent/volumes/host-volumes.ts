@@ -12,10 +12,10 @@ import {
 } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../../logger.js'
-import { runHostCommand } from '../host-command.js'
 import type { Volumes, VolumeUsage } from '../index.js'
 import { makeDiskImage, mountImage, removeDiskImage } from '../rootfs/disk-image.js'
 import { isMounted } from '../rootfs/mount-calls.js'
+import { unmountAll } from '../rootfs/unmount.js'
 import { errnoOf } from './dir-handles.js'
 import { VolumeFiles } from './volume-files.js'
 import { loopDeviceNumbers, mountedElsewhere } from './volume-holders.js'
@@ -97,7 +97,7 @@ export class HostVolumes implements Volumes {
   async remove(volumeID: string): Promise<boolean> {
     const mountPoint = this.directory(volumeID)
     const image = this.image(volumeID)
-    while (await isMounted(mountPoint)) await runHostCommand('umount', [mountPoint])
+    await unmountAll(mountPoint)
     if (await mountedElsewhere(await loopDeviceNumbers(image))) return false
     await removeDiskImage({ image, mountPoint })
     await rmdir(mountPoint).catch((error: unknown) => {
