@@ -5,6 +5,9 @@
  * once and nothing would remove what the service left. Each cleanup is removed once it has run
  * the normal way.
  */
+/** How an interrupted section exits: 128 + SIGINT, as a shell reports it. */
+export const INTERRUPTED_EXIT_CODE = 130
+
 const cleanups = new Set<() => Promise<void>>()
 let listening = false
 
@@ -25,6 +28,5 @@ async function interrupted(): Promise<void> {
   for (const cleanup of [...cleanups].reverse()) {
     await cleanup().catch((error: unknown) => console.error('bench: a cleanup failed:', error))
   }
-  // 128 + SIGINT, as a shell reports it; run.ts knows it.
-  process.exit(130)
+  process.exit(INTERRUPTED_EXIT_CODE)
 }

@@ -9,6 +9,7 @@ import { benchFiles } from './envd-files.bench.js'
 import { benchStart } from './envd-start.bench.js'
 import { benchDiskImage, benchUserFileIO } from './hardening.bench.js'
 import { benchInterpreter } from './interpreter.bench.js'
+import { INTERRUPTED_EXIT_CODE } from './interrupt.js'
 import { describeMachine, writeResults } from './results.js'
 import { benchServe } from './serve.bench.js'
 import { recordReports } from './stats.js'
@@ -77,8 +78,6 @@ const sections: Record<string, (buildDir: string) => Promise<void>> = {
 }
 
 const USER_SECTION = 'user'
-/** How an interrupted section exits (interrupt.ts). */
-const INTERRUPTED = 130
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const args = process.argv.slice(2)
 const [section, sectionBuildDir, linesFile] = args
@@ -112,9 +111,10 @@ if (section !== undefined && sectionBuildDir !== undefined && !(sectionBuildDir 
     }
     await writeResults(repo, lines, machine, names)
   } catch (error) {
-    // An interrupted section has said so and exits 130 (interrupt.ts): no stack trace here.
-    if (!(error instanceof Error && 'status' in error && error.status === INTERRUPTED)) throw error
-    process.exitCode = INTERRUPTED
+    // An interrupted section has said so (interrupt.ts): no stack trace here.
+    const status = error instanceof Error && 'status' in error ? error.status : undefined
+    if (status !== INTERRUPTED_EXIT_CODE) throw error
+    process.exitCode = INTERRUPTED_EXIT_CODE
   } finally {
     await rm(buildDir, { recursive: true, force: true })
   }

@@ -7,22 +7,15 @@ import { sampleMs } from '../stats.js'
  * `fetch` (undici, keep-alive): the client stack the SDK uses, with nothing behind it. The
  * floor of any figure that is one request.
  */
-export async function loopbackRoundTrips(count: number, warmup: number): Promise<number[]> {
-  const server = http.createServer((_req, res) => res.end())
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('not listening on TCP')
-  const url = `http://127.0.0.1:${address.port}/`
-  try {
-    return await sampleMs(count, warmup, async () => {
-      const response = await fetch(url, { method: 'POST', body: '{}' })
-      await response.arrayBuffer()
-    })
-  } finally {
-    server.closeAllConnections()
-    server.close()
-  }
+export function loopbackRoundTrips(count: number, warmup: number): Promise<number[]> {
+  return withLoopbackServer(
+    (_req, res) => res.end(),
+    (url) =>
+      sampleMs(count, warmup, async () => {
+        const response = await fetch(url, { method: 'POST', body: '{}' })
+        await response.arrayBuffer()
+      }),
+  )
 }
 
 /**
@@ -32,12 +25,13 @@ export async function loopbackRoundTrips(count: number, warmup: number): Promise
  * transport reaches with nothing behind it. The floor beside which the service's share of a
  * big transfer shows, in ms per transfer, warm-up runs dropped.
  */
-export async function loopbackBulkTransfers(
+export function loopbackBulkTransfers(
   data: Buffer,
   runs: number,
   warmup: number,
 ): Promise<{ upload: number[]; download: number[] }> {
-  const server = http.createServer((req, res) => {
+  const payload = new Uint8Array(data).buffer
+  const serve: http.RequestListener = (req, res) => {
     if (req.method === 'POST') {
       req.resume()
       req.on('end', () => res.end('[]'))
@@ -45,14 +39,8 @@ export async function loopbackBulkTransfers(
     }
     res.setHeader('content-length', data.length)
     res.end(data)
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('not listening on TCP')
-  const url = `http://127.0.0.1:${address.port}/`
-  const payload = new Uint8Array(data).buffer
-  try {
+  }
+  return withLoopbackServer(serve, async (url) => {
     const upload = await sampleMs(runs, warmup, async () => {
       const form = new FormData()
       form.append('file', new Blob([payload]), 'file')
@@ -65,6 +53,21 @@ export async function loopbackBulkTransfers(
       if (bytes.length !== data.length) throw new Error(`fetched ${bytes.length} bytes`)
     })
     return { upload, download }
+  })
+}
+
+/** Runs `use` with the URL of a node HTTP server on 127.0.0.1 that `serve` answers, then closes it. */
+async function withLoopbackServer<T>(
+  serve: http.RequestListener,
+  use: (url: string) => Promise<T>,
+): Promise<T> {
+  const server = http.createServer(serve)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  try {
+    const address = server.address()
+    if (address === null || typeof address === 'string') throw new Error('not listening on TCP')
+    return await use(`http://127.0.0.1:${address.port}/`)
   } finally {
     server.closeAllConnections()
     server.close()
