@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, inject, it } from 'vitest'
 import { toolboxAt } from '../../src/agent/rootfs/toolbox.js'
+import { waitForEnvdHealth } from '../e2e/envd-namespace.js'
 import { freePort } from '../support/serve-process.js'
 
 // envd runs its bundle with the V8 code cache the build wrote (code-cache-loader.ts). V8 rejects
@@ -34,7 +34,7 @@ describe("envd's code cache", () => {
       })
       const exited = once(envd, 'exit')
       try {
-        await waitForHealth(port)
+        await waitForEnvdHealth(`http://127.0.0.1:${port}`, envd)
       } finally {
         envd.kill('SIGKILL')
         await exited
@@ -43,16 +43,3 @@ describe("envd's code cache", () => {
     })
   }
 })
-
-async function waitForHealth(port: number): Promise<void> {
-  const deadline = Date.now() + 10_000
-  for (;;) {
-    const status = await fetch(`http://127.0.0.1:${port}/health`).then(
-      (response) => response.status,
-      () => undefined,
-    )
-    if (status === 204) return
-    if (Date.now() > deadline) throw new Error(`envd did not answer /health (${status})`)
-    await sleep(10)
-  }
-}

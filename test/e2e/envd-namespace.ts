@@ -98,7 +98,7 @@ export async function startNamespacedEnvd(port: number, bundle: string): Promise
     await rm(dir, { recursive: true, force: true })
   }
   try {
-    await waitForHealth(url, child)
+    await waitForEnvdHealth(url, child)
   } catch (error) {
     await stop()
     throw error
@@ -142,7 +142,8 @@ async function listenOnce(port: number): Promise<Error | undefined> {
   return undefined
 }
 
-async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
+/** Polls envd's `/health` at `url` until it answers 204; rejects once `child` exits first. */
+export async function waitForEnvdHealth(url: string, child: ChildProcess): Promise<void> {
   const exited = once(child, 'exit').then(([code]) => {
     throw new Error(`envd exited with ${code} before answering /health`)
   })
