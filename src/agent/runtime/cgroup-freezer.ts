@@ -9,6 +9,13 @@ const FREEZE_TIMEOUT_MS = 5_000
 const POLL_MS = 1
 /** v1 leaves a freeze at FREEZING when a task was busy; writing FROZEN again retries it. */
 const V1_REWRITE_EVERY_POLLS = 10
+/**
+ * v1 can also stay FREEZING for good: a process that execs while it has threads waits in the
+ * kernel for them to exit, and a thread frozen first never does. A thaw lets the exec finish,
+ * so a freeze not done in this long is undone and tried again, with twice the time each try:
+ * a freeze that is only slow, on a busy host, gets the time it needs.
+ */
+const V1_FIRST_TRY_MS = 20
 
 /**
  * Freezes and thaws every process of one container's cgroup, and waits until the kernel
@@ -26,29 +33,53 @@ export async function cgroupFreezer(cgroupsPath: string): Promise<CgroupFreezer>
   const mode = await readCgroupMode()
   if (mode.kind === 'v2') {
     const dir = join(mode.mountPoints[0] ?? '/sys/fs/cgroup', cgroupsPath)
+    const write = (frozen: boolean) => writeFileSync(join(dir, 'cgroup.freeze'), frozen ? '1' : '0')
+    const isDone = (frozen: boolean) =>
+      readFileSync(join(dir, 'cgroup.events'), 'utf8').includes(`frozen ${frozen ? 1 : 0}`)
     return {
       async setFrozen(frozen) {
-        writeFileSync(join(dir, 'cgroup.freeze'), frozen ? '1' : '0')
-        const done = `frozen ${frozen ? 1 : 0}`
-        await pollUntil(cgroupsPath, frozen, () =>
-          readFileSync(join(dir, 'cgroup.events'), 'utf8').includes(done),
-        )
+        write(frozen)
+        if (await pollUntil(FREEZE_TIMEOUT_MS, () => isDone(frozen))) return
+        // A failed pause leaves the sandbox running, not half frozen.
+        if (frozen) write(false)
+        throw notDoneError(cgroupsPath, frozen)
       },
     }
   }
   const state = join(await v1FreezerDir(mode.mountPoints, cgroupsPath), 'freezer.state')
   return {
     async setFrozen(frozen) {
-      const wanted = frozen ? 'FROZEN' : 'THAWED'
-      writeFileSync(state, wanted)
-      let polls = 0
-      await pollUntil(cgroupsPath, frozen, () => {
-        if (readFileSync(state, 'utf8').trim() === wanted) return true
-        if (++polls % V1_REWRITE_EVERY_POLLS === 0) writeFileSync(state, wanted)
-        return false
-      })
+      if (frozen ? await freezeV1(state) : await thawV1(state)) return
+      throw notDoneError(cgroupsPath, frozen)
     },
   }
+}
+
+/**
+ * Freezes a v1 cgroup in tries of growing length, each undone by a thaw when it does not
+ * finish, the last one too: a failed pause leaves the sandbox running, not half frozen.
+ */
+async function freezeV1(state: string): Promise<boolean> {
+  const deadline = Date.now() + FREEZE_TIMEOUT_MS
+  for (let tryMs = V1_FIRST_TRY_MS; Date.now() < deadline; tryMs *= 2) {
+    writeFileSync(state, 'FROZEN')
+    let polls = 0
+    const frozen = await pollUntil(Math.min(tryMs, deadline - Date.now()), () => {
+      if (readFileSync(state, 'utf8').trim() === 'FROZEN') return true
+      if (++polls % V1_REWRITE_EVERY_POLLS === 0) writeFileSync(state, 'FROZEN')
+      return false
+    })
+    if (frozen) return true
+    writeFileSync(state, 'THAWED')
+    // Time for what the thaw let go (an exec's threads) to finish before the next try.
+    await sleep(POLL_MS)
+  }
+  return false
+}
+
+async function thawV1(state: string): Promise<boolean> {
+  writeFileSync(state, 'THAWED')
+  return pollUntil(FREEZE_TIMEOUT_MS, () => readFileSync(state, 'utf8').trim() === 'THAWED')
 }
 
 /** The directory of the cgroup at `cgroupsPath` that holds its freezer (v1 or v2). */
@@ -73,14 +104,17 @@ async function v1FreezerDir(mountPoints: string[], cgroupsPath: string): Promise
   throw new Error(`no freezer cgroup at ${cgroupsPath}`)
 }
 
-async function pollUntil(cgroupsPath: string, frozen: boolean, done: () => boolean): Promise<void> {
-  const deadline = Date.now() + FREEZE_TIMEOUT_MS
+/** Polls `done` until it holds (true) or `timeoutMs` passes (false). */
+async function pollUntil(timeoutMs: number, done: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
   while (!done()) {
-    if (Date.now() > deadline) {
-      throw new Error(
-        `cgroup ${cgroupsPath} not ${frozen ? 'frozen' : 'thawed'} after ${FREEZE_TIMEOUT_MS} ms`,
-      )
-    }
+    if (Date.now() >= deadline) return false
     await sleep(POLL_MS)
   }
+  return true
+}
+
+function notDoneError(cgroupsPath: string, frozen: boolean): Error {
+  const wanted = frozen ? 'frozen' : 'thawed'
+  return new Error(`cgroup ${cgroupsPath} not ${wanted} after ${FREEZE_TIMEOUT_MS} ms`)
 }
