@@ -1,3 +1,4 @@
+import { errnoCode } from './errno-code.js'
 /** Whether a process with this PID exists (a crashed writer's temp files may go; a live one's not). */
 export function isProcessRunning(pid: number): boolean {
   try {
@@ -5,7 +6,7 @@ export function isProcessRunning(pid: number): boolean {
     process.kill(pid, 0)
     return true
   } catch (error) {
-    return error instanceof Error && 'code' in error && error.code === 'EPERM'
+    return errnoCode(error) === 'EPERM'
   }
 }
 

@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs'
 import { open } from 'node:fs/promises'
+import { errnoCode } from '../errno-code.js'
 import type { SandboxOutput } from './index.js'
 
 /** The most read at once; a sandbox that wrote more is read on the next call. */
@@ -15,8 +16,8 @@ export async function readOutputLines(file: string, from: number): Promise<Sandb
   // says so in microseconds, where opening the file asynchronously takes thread-pool trips.
   const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0
   if (size <= from) return { lines: [], bytesRead: from }
-  const handle = await open(file, 'r').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined
+  const handle = await open(file, 'r').catch((error: unknown) => {
+    if (errnoCode(error) === 'ENOENT') return undefined
     throw error
   })
   if (handle === undefined) return { lines: [], bytesRead: from }

@@ -1,5 +1,6 @@
 import { readFileSync, statfsSync } from 'node:fs'
 import path from 'node:path'
+import { errnoCode } from '../errno-code.js'
 import { hierarchyOf } from './limits/parent-cgroup.js'
 import type { MountEntry } from './rootfs/mountinfo.js'
 
@@ -85,7 +86,7 @@ function readKernelFile(file: string): string | undefined {
   try {
     return readFileSync(file, 'utf8')
   } catch (error) {
-    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined
+    if (errnoCode(error) === 'ENOENT') return undefined
     throw error
   }
 }

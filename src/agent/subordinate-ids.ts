@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import { errnoCode } from '../errno-code.js'
 import { SANDBOX_IDS_BASE } from './user-namespace.js'
 
 /** One line of /etc/subuid or /etc/subgid (subuid(5)): `name:start:count`. */
@@ -32,7 +33,7 @@ export async function checkSubordinateIDs(
 ): Promise<void> {
   for (const file of files) {
     const text = await readFile(file, 'utf8').catch((error: unknown) => {
-      if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return ''
+      if (errnoCode(error) === 'ENOENT') return ''
       throw error
     })
     for (const range of parseSubordinateRanges(text)) {

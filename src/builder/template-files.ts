@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
+import { errnoCode } from '../errno-code.js'
 import type { TemplateFiles } from './index.js'
 
 /** A template ID or files hash that could leave `<dir>/<templateID>/` is refused outright. */
@@ -33,7 +34,7 @@ export function createTemplateFiles(dir: string): TemplateFiles {
       try {
         return (await stat(fileOf(templateID, hash))).isFile()
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+        if (errnoCode(error) === 'ENOENT') return false
         throw error
       }
     },
@@ -42,7 +43,7 @@ export function createTemplateFiles(dir: string): TemplateFiles {
       try {
         return await readFile(fileOf(templateID, hash))
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+        if (errnoCode(error) !== 'ENOENT') throw error
         throw new Error(`the files of hash ${hash} were never uploaded for template ${templateID}`)
       }
     },

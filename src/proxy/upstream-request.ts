@@ -5,6 +5,7 @@ import {
   type OutgoingHttpHeaders,
 } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { errnoCode } from '../errno-code.js'
 
 /** Where and what to send to a sandbox port. */
 export interface UpstreamOptions {
@@ -64,5 +65,5 @@ function connect(options: UpstreamOptions): Promise<ClientRequest> {
 }
 
 function isRefused(error: unknown): boolean {
-  return error instanceof Error && 'code' in error && error.code === 'ECONNREFUSED'
+  return errnoCode(error) === 'ECONNREFUSED'
 }

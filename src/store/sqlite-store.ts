@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, openSync } from 'node:fs'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
+import { errnoCode } from '../errno-code.js'
 import type { StoreDialect } from './migrations/0001-init.js'
 import type { Database } from './schema.js'
 
@@ -35,7 +36,7 @@ function makePrivate(path: string): void {
     try {
       chmodSync(file, 0o600)
     } catch (error) {
-      if (!(error instanceof Error && 'code' in error && error.code === 'ENOENT')) throw error
+      if (!(errnoCode(error) === 'ENOENT')) throw error
     }
   }
 }

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import { chmod, readFile, writeFile } from 'node:fs/promises'
+import { errnoCode } from '../errno-code.js'
 
 /** Which token a sealed value holds; part of what the seal authenticates. */
 export type TokenColumn = 'envd_access_token' | 'traffic_access_token'
@@ -65,7 +66,7 @@ export async function loadTokenKey(file: string): Promise<Buffer> {
   const made = randomBytes(KEY_BYTES)
   await writeFile(file, made.toString('base64'), { mode: 0o600, flag: 'wx' }).catch(
     (error: unknown) => {
-      if (!(error instanceof Error && 'code' in error && error.code === 'EEXIST')) throw error
+      if (!(errnoCode(error) === 'EEXIST')) throw error
     },
   )
   // An install from before this file, or a copy made with looser modes, is tightened here.

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { errnoCode } from '../../errno-code.js'
 import { cpuWeightFile } from './parent-cgroup.js'
 
 /** A sandbox's CPU weight file, and the value its runtime wrote there for the sandbox's size. */
@@ -22,7 +23,7 @@ const LOWEST: Record<string, string> = { 'cpu.shares': '2', 'cpu.weight': '1' }
 export async function lowerCpuWeight(cgroupPath: string): Promise<CpuWeight | undefined> {
   const file = await cpuWeightFile(cgroupPath)
   const value = await readFile(file, 'utf8').catch((error: unknown) => {
-    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined
+    if (errnoCode(error) === 'ENOENT') return undefined
     throw error
   })
   if (value === undefined) return undefined

@@ -1,5 +1,6 @@
 import { readdir, rmdir } from 'node:fs/promises'
 import path from 'node:path'
+import { errnoCode } from '../../errno-code.js'
 import { runHostCommand } from '../host-command.js'
 
 /**
@@ -22,7 +23,7 @@ export async function detachStages(stageDir: string): Promise<void> {
   for (const name of names) {
     const stage = path.join(stageDir, name)
     await rmdir(stage).catch((error: unknown) => {
-      const code = error instanceof Error && 'code' in error ? error.code : undefined
+      const code = errnoCode(error)
       if (code === 'EBUSY') mounted.push(stage)
       else if (code !== 'ENOENT') throw error
     })

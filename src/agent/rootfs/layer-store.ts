@@ -1,5 +1,6 @@
 import { chmod, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { errnoCode } from '../../errno-code.js'
 import type { Logger } from '../../logger.js'
 import { isProcessRunning, pidInName } from '../../process-alive.js'
 import { runHostCommand } from '../host-command.js'
@@ -119,7 +120,7 @@ export class HostLayerStore implements LayerStore {
       // Atomic on one filesystem: a crash never leaves half a layer under its final name.
       await rename(temp, target).catch((error: unknown) => {
         // Another process sharing the directory made the same layer first: it is the same.
-        const code = error instanceof Error && 'code' in error ? error.code : undefined
+        const code = errnoCode(error)
         if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error
       })
     } finally {

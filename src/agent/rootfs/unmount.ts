@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { errnoOf } from '../volumes/dir-handles.js'
+import { errnoCode } from '../../errno-code.js'
 import { unmount } from './mount-calls.js'
 
 /** How long an unmount may stay busy before the error stands. */
@@ -18,7 +18,7 @@ export async function unmountAll(target: string): Promise<void> {
     try {
       await unmount(target)
     } catch (error) {
-      const code = errnoOf(error)
+      const code = errnoCode(error)
       // EINVAL: nothing (more) is mounted there; ENOENT: nor is there anything to mount on.
       if (code === 'EINVAL' || code === 'ENOENT') return
       if (code !== 'EBUSY' || Date.now() > deadline) throw error

@@ -1,6 +1,7 @@
 import { readFile, rename, rmdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as z from 'zod/mini'
+import { errnoCode } from '../../errno-code.js'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
 import { type CgroupFreezer, cgroupFreezer, freezerCgroupDir } from './cgroup-freezer.js'
@@ -267,7 +268,7 @@ async function removeCgroupDirs(cgroupsPath: string): Promise<void> {
   const mode = await readCgroupMode()
   for (const mountPoint of mode.mountPoints) {
     await rmdir(join(mountPoint, cgroupsPath)).catch((error: unknown) => {
-      if (!(error instanceof Error && 'code' in error && error.code === 'ENOENT')) throw error
+      if (!(errnoCode(error) === 'ENOENT')) throw error
     })
   }
 }

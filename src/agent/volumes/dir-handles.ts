@@ -1,5 +1,6 @@
 import { constants } from 'node:fs'
 import { type FileHandle, lstat, open } from 'node:fs/promises'
+import { errnoCode } from '../../errno-code.js'
 import { MAX_NAME_BYTES, volumePathErrors } from './volume-errors.js'
 
 const { O_RDONLY, O_WRONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants
@@ -39,13 +40,6 @@ export function handlePath(dir: FileHandle): string {
   return `/proc/self/fd/${dir.fd}`
 }
 
-/** The errno code of a failed system call, if it is one. */
-export function errnoOf(error: unknown): string | undefined {
-  return error instanceof Error && 'code' in error && typeof error.code === 'string'
-    ? error.code
-    : undefined
-}
-
 /**
  * Opens the directory `name` inside `dir`. A missing one is `notFound`; a symlink is refused
  * as `symlink`, anything else as `notDirectory` (`text` is the path the messages name).
@@ -58,7 +52,7 @@ export async function openChildDirectory(
   try {
     return await open(at(dir, name), DIRECTORY_FLAGS)
   } catch (error) {
-    const code = errnoOf(error)
+    const code = errnoCode(error)
     if (code === 'ENOENT') throw volumePathErrors.notFound(text)
     if (code === 'ENOTDIR' || code === 'ELOOP') throw await notADirectory(dir, name, text)
     throw error
@@ -74,7 +68,7 @@ export async function openChildEntry(
   try {
     return await open(at(dir, name), ENTRY_READ_FLAGS)
   } catch (error) {
-    const code = errnoOf(error)
+    const code = errnoCode(error)
     if (code === 'ENOENT') throw volumePathErrors.notFound(text)
     if (code === 'ELOOP') throw volumePathErrors.symlink(text)
     // A socket, or a device node on the nodev mount.

@@ -11,12 +11,12 @@ import {
   statfs,
 } from 'node:fs/promises'
 import path from 'node:path'
+import { errnoCode } from '../../errno-code.js'
 import type { Logger } from '../../logger.js'
 import type { Volumes, VolumeUsage } from '../index.js'
 import { makeDiskImage, mountImage, removeDiskImage } from '../rootfs/disk-image.js'
 import { isMounted } from '../rootfs/mount-calls.js'
 import { unmountAll } from '../rootfs/unmount.js'
-import { errnoOf } from './dir-handles.js'
 import { VolumeFiles } from './volume-files.js'
 import { loopDeviceNumbers, mountedElsewhere } from './volume-holders.js'
 
@@ -101,7 +101,7 @@ export class HostVolumes implements Volumes {
     if (await mountedElsewhere(await loopDeviceNumbers(image))) return false
     await removeDiskImage({ image, mountPoint })
     await rmdir(mountPoint).catch((error: unknown) => {
-      if (errnoOf(error) !== 'ENOENT') throw error
+      if (errnoCode(error) !== 'ENOENT') throw error
     })
     return true
   }
@@ -130,7 +130,7 @@ export class HostVolumes implements Volumes {
     const mountPoint = this.directory(volumeID)
     // Private while unmounted: nothing is meant to land on the host's own filesystem there.
     await mkdir(mountPoint, { mode: 0o700 }).catch((error: unknown) => {
-      if (errnoOf(error) !== 'EEXIST') throw error
+      if (errnoCode(error) !== 'EEXIST') throw error
     })
     if (!(await isMounted(mountPoint))) await mountImage(this.image(volumeID), mountPoint)
   }

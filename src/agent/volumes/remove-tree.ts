@@ -1,5 +1,6 @@
 import { type FileHandle, lstat, open, readdir, rmdir, unlink } from 'node:fs/promises'
-import { at, DIRECTORY_FLAGS, errnoOf, handlePath } from './dir-handles.js'
+import { errnoCode } from '../../errno-code.js'
+import { at, DIRECTORY_FLAGS, handlePath } from './dir-handles.js'
 import { childPath } from './volume-entry.js'
 import { volumePathErrors } from './volume-errors.js'
 
@@ -26,7 +27,7 @@ export async function removeTree(dir: FileHandle, name: string, text: string): P
     try {
       await lstat(at(dir, name))
     } catch (error) {
-      if (errnoOf(error) === 'ENOENT') return
+      if (errnoCode(error) === 'ENOENT') return
       throw error
     }
     await removeEntry(dir, name, text, 0)
@@ -45,7 +46,7 @@ async function removeEntry(
     await unlink(at(dir, name))
     return
   } catch (error) {
-    const code = errnoOf(error)
+    const code = errnoCode(error)
     if (code === 'ENOENT') return
     if (code !== 'EISDIR') throw error
   }
@@ -55,7 +56,7 @@ async function removeEntry(
     child = await open(at(dir, name), DIRECTORY_FLAGS)
   } catch (error) {
     // Gone or swapped for a non-directory since the unlink: the next round sees what it is.
-    const code = errnoOf(error)
+    const code = errnoCode(error)
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return
     throw error
   }
@@ -67,7 +68,7 @@ async function removeEntry(
   try {
     await rmdir(at(dir, name))
   } catch (error) {
-    const code = errnoOf(error)
+    const code = errnoCode(error)
     if (code !== 'ENOENT' && code !== 'ENOTEMPTY' && code !== 'ENOTDIR') throw error
   }
 }

@@ -1,11 +1,11 @@
 import { constants } from 'node:fs'
 import { type FileHandle, lstat, mkdir, open, readdir, readlink, unlink } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
+import { errnoCode } from '../../errno-code.js'
 import {
   at,
   DIRECTORY_FLAGS,
   ENTRY_WRITE_FLAGS,
-  errnoOf,
   handlePath,
   openChildDirectory,
   openChildEntry,
@@ -145,7 +145,7 @@ export class VolumeFiles {
         return volumeEntry(await file.stat(), text)
       } catch (error) {
         if (created) await unlink(at(parent, name)).catch(() => undefined)
-        throw errnoOf(error) === 'ENOSPC' ? volumePathErrors.noSpace(text) : error
+        throw errnoCode(error) === 'ENOSPC' ? volumePathErrors.noSpace(text) : error
       } finally {
         await file.close()
       }
@@ -172,7 +172,7 @@ export class VolumeFiles {
     await this.inParent(segments, undefined, async (parent, name, text) => {
       if (name === undefined) throw volumePathErrors.root()
       await lstat(at(parent, name)).catch((error: unknown) => {
-        throw errnoOf(error) === 'ENOENT' ? volumePathErrors.notFound(text) : error
+        throw errnoCode(error) === 'ENOENT' ? volumePathErrors.notFound(text) : error
       })
       await removeTree(parent, name, text)
     })
@@ -252,7 +252,7 @@ async function makeDirectory(dir: FileHandle, name: string): Promise<boolean> {
     await mkdir(at(dir, name), 0o700)
     return true
   } catch (error) {
-    if (errnoOf(error) === 'EEXIST') return false
+    if (errnoCode(error) === 'EEXIST') return false
     throw error
   }
 }
@@ -278,14 +278,14 @@ async function openForWrite(
     const flags = ENTRY_WRITE_FLAGS | constants.O_CREAT | constants.O_EXCL
     return { file: await open(path, flags, 0o600), created: true }
   } catch (error) {
-    if (errnoOf(error) !== 'EEXIST') throw error
+    if (errnoCode(error) !== 'EEXIST') throw error
     if (!force) throw volumePathErrors.exists(text)
   }
   let file: FileHandle
   try {
     file = await open(path, ENTRY_WRITE_FLAGS)
   } catch (error) {
-    const code = errnoOf(error)
+    const code = errnoCode(error)
     if (code === 'ELOOP') throw volumePathErrors.symlink(text)
     if (code === 'ENOENT') throw volumePathErrors.notFound(text)
     if (code === 'EISDIR' || code === 'ENXIO' || code === 'EACCES')
@@ -347,7 +347,7 @@ async function writeAll(file: FileHandle, body: Readable): Promise<void> {
 async function entryAt(dir: FileHandle, name: string, text: string): Promise<VolumeEntry> {
   const path = at(dir, name)
   const stats = await lstat(path).catch((error: unknown) => {
-    throw errnoOf(error) === 'ENOENT' ? volumePathErrors.notFound(text) : error
+    throw errnoCode(error) === 'ENOENT' ? volumePathErrors.notFound(text) : error
   })
   const target = stats.isSymbolicLink() ? await readlink(path).catch(() => '') : undefined
   return volumeEntry(stats, text, target)

@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
+import { errnoCode } from '../../errno-code.js'
 
 /** One `deb` source of the host's apt configuration, as `sources.list` or deb822 states it. */
 export interface AptSource {
@@ -77,7 +78,7 @@ export async function readHostAptSources(): Promise<AptSource[]> {
 
 async function readIfExists(file: string): Promise<string> {
   return readFile(file, 'utf8').catch((error: unknown) => {
-    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return ''
+    if (errnoCode(error) === 'ENOENT') return ''
     throw error
   })
 }

@@ -1,4 +1,4 @@
-import { errnoCode } from './errno-code.js'
+import { errnoCode } from '../../errno-code.js'
 
 export type AccessKind = 'read' | 'write'
 

@@ -1,7 +1,7 @@
 import { type FSWatcher, lstatSync, readdirSync, type Stats, statSync, watch } from 'node:fs'
 import path from 'node:path'
+import { errnoCode } from '../../errno-code.js'
 import { EventType } from '../gen/filesystem/filesystem_pb.js'
-import { errnoCode } from './errno-code.js'
 import { isUploadStagingPath } from './upload-staging.js'
 import {
   type ClassifiedEvent,

@@ -9,8 +9,8 @@ import {
   unlinkSync,
 } from 'node:fs'
 import path from 'node:path'
+import { errnoCode } from '../../errno-code.js'
 import { type Credentials, switchesFor } from './as-user.js'
-import { errnoCode } from './errno-code.js'
 import { removeDirs } from './make-dirs.js'
 
 /** Credentials that leave envd as root: `asUser` runs work with them unchanged. */

@@ -1,13 +1,9 @@
+import { errnoCode } from '../../errno-code.js'
 import { AccessDeniedError } from '../fs/access-check.js'
 import { HttpError } from './http-error.js'
 
 /** The contract's text for a full disk (wire contract §3.3, `507`). */
 export const NO_DISK_SPACE_MESSAGE = 'not enough disk space available'
-
-function errorCode(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined
-  return typeof error.code === 'string' ? error.code : undefined
-}
 
 /**
  * Translates what the file routes' filesystem and zlib calls throw into envd's HTTP errors,
@@ -20,7 +16,7 @@ function errorCode(error: unknown): string | undefined {
 export function httpErrorFromFsError(error: unknown, path: string): unknown {
   if (error instanceof HttpError) return error
   if (error instanceof AccessDeniedError) return new HttpError(403, error.message)
-  const code = errorCode(error)
+  const code = errnoCode(error)
   switch (code) {
     case 'EACCES':
     case 'EPERM':

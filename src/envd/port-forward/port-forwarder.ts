@@ -1,5 +1,6 @@
 import net from 'node:net'
 import os from 'node:os'
+import { errnoCode } from '../../errno-code.js'
 import type { Logger } from '../../logger.js'
 import {
   anyLoopbackService,
@@ -116,7 +117,7 @@ class LocalhostForwarder implements PortForwarder {
     void closeForward(forward)
     this.retrySoon()
     // A listener that appeared between the scan and the bind: normal, and quiet.
-    if (errorCode(error) === 'EADDRINUSE' || this.failed.has(key)) return
+    if (errnoCode(error) === 'EADDRINUSE' || this.failed.has(key)) return
     this.failed.add(key)
     this.logger.warn({ ...forward.endpoint, err: error }, 'port forward failed')
   }
@@ -179,8 +180,4 @@ function externalIPv4Addresses(): string[] {
     .flatMap((addresses) => addresses ?? [])
     .filter((info) => !info.internal && info.family === 'IPv4')
     .map((info) => info.address)
-}
-
-function errorCode(error: unknown): unknown {
-  return error instanceof Error && 'code' in error ? error.code : undefined
 }

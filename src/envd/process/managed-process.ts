@@ -1,3 +1,4 @@
+import { errnoCode } from '../../errno-code.js'
 import type { Logger } from '../../logger.js'
 import type { ProcessOutput } from './process-output.js'
 import type { SpawnCommand } from './spawn-command.js'
@@ -61,7 +62,7 @@ function deliver(target: number, signal: ProcessSignal): boolean {
     process.kill(target, signal)
     return true
   } catch (error) {
-    if (!(error instanceof Error && 'code' in error && error.code === 'ESRCH')) throw error
+    if (!(errnoCode(error) === 'ESRCH')) throw error
     return false
   }
 }

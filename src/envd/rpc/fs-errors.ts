@@ -1,6 +1,6 @@
 import { Code, ConnectError } from '@connectrpc/connect'
+import { errnoCode } from '../../errno-code.js'
 import { AccessDeniedError } from '../fs/access-check.js'
-import { errnoCode } from '../fs/errno-code.js'
 
 /** How each OS error code reads to a client, and the Connect code the SDK turns into its error class. */
 const fsErrorCodes: Record<string, { code: Code; text: string }> = {
