@@ -18,7 +18,7 @@ import {
   benchPrefix,
   startBenchAgent,
 } from './bench-agent.js'
-import { onInterrupt } from './interrupt.js'
+import { cleanupOnInterrupt } from './interrupt.js'
 
 /** How the SDK reaches the service: its URLs and client.env's key and domain. */
 export type BenchClient = ClientEnv
@@ -89,7 +89,6 @@ export async function startBenchServe(
     if (snapshot !== undefined) snapshots.set(snapshot.sandboxID, snapshot)
     if (isProblem(line)) problems.push(line)
   })
-  let stopping: Promise<void> | undefined
   const removeAll = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = once(child, 'exit')
@@ -102,12 +101,7 @@ export async function startBenchServe(
     await adopter.dispose()
     await rm(dataDir, { recursive: true, force: true })
   }
-  // Once, whether the section's finally block or an interrupt asks first.
-  const stop = () => {
-    stopping ??= removeAll().finally(forgetOnInterrupt)
-    return stopping
-  }
-  const forgetOnInterrupt = onInterrupt(stop)
+  const stop = cleanupOnInterrupt(removeAll)
   try {
     await waitForServeHealth(child, apiPort)
     const text = await readFile(`${dataDir}/client.env`, 'utf8')

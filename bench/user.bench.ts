@@ -8,7 +8,7 @@ import { idleNodeCpuMsPerSecond } from './floors/host-cpu.js'
 import { idleNodePssMiB } from './floors/host-memory.js'
 import { loopbackRoundTrips } from './floors/loopback-http.js'
 import { podmanRunSamples } from './floors/podman.js'
-import { onInterrupt } from './interrupt.js'
+import { cleanupOnInterrupt } from './interrupt.js'
 import { ms, percentile, report } from './stats.js'
 import {
   BIG_FILE_MIB,
@@ -126,8 +126,7 @@ async function benchSharedEnvdMemory(
   idleNodeMiB: number,
   idleNodeCpu: number,
 ): Promise<void> {
-  const restoreKsm = await saveKsmSettings()
-  const forgetKsm = onInterrupt(restoreKsm)
+  const restoreKsm = cleanupOnInterrupt(await saveKsmSettings())
   const serve = await startUserServe(options, IDLE + 4, [
     ...['--warm-pool', 'base=0'],
     '--share-envd-memory',
@@ -142,7 +141,6 @@ async function benchSharedEnvdMemory(
   } finally {
     await serve.stop()
     await restoreKsm()
-    forgetKsm()
   }
 }
 

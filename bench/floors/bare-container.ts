@@ -3,6 +3,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runHostCommand } from '../../src/agent/host-command.js'
 import { readCgroupMode } from '../../src/agent/runtime/cgroup-mode.js'
+import { cleanupOnInterrupt } from '../interrupt.js'
 import { timeMs } from '../stats.js'
 
 /** The file that freezes a cgroup, and what to write to it, by the host's cgroup version. */
@@ -77,6 +78,15 @@ export async function bareContainers(rootfs: string): Promise<BareContainers> {
   const started = new Set<string>()
   const cgroupPath = (name: string) => `/${name}`
   const bundleOf = (name: string) => path.join(dir, name)
+  // crun runs a container in a session of its own, which a Ctrl-C at the terminal does not reach.
+  const removeAll = cleanupOnInterrupt(async () => {
+    for (const name of started) {
+      await runHostCommand('crun', ['--root', root, 'delete', '--force', name]).catch(
+        () => undefined,
+      )
+    }
+    await rm(dir, { recursive: true, force: true })
+  })
   return {
     async start(name) {
       const bundle = bundleOf(name)
@@ -98,14 +108,7 @@ export async function bareContainers(rootfs: string): Promise<BareContainers> {
       started.delete(name)
     },
     freezer: (name) => freezerOf(cgroupPath(name)),
-    async dispose() {
-      for (const name of started) {
-        await runHostCommand('crun', ['--root', root, 'delete', '--force', name]).catch(
-          () => undefined,
-        )
-      }
-      await rm(dir, { recursive: true, force: true })
-    },
+    dispose: removeAll,
   }
 }
 

@@ -4,6 +4,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DEFAULT_CRIU_BINARY } from '../../src/agent/checkpoint/criu-args.js'
 import { runHostCommand } from '../../src/agent/host-command.js'
+import { cleanupOnInterrupt } from '../interrupt.js'
 import { timeMs } from '../stats.js'
 
 /**
@@ -31,6 +32,19 @@ export async function rawCriuSamples(count: number, heapMiB: number) {
     const dir = await mkdtemp('/tmp/sbt-bench-criu-')
     let restoredPid: number | undefined
     let holderPid: number | undefined
+    // The dump ends the holder; a failed one leaves it, and its restore the restored one. Both
+    // run in sessions of their own, which a Ctrl-C at the terminal does not reach.
+    const removeAll = cleanupOnInterrupt(async () => {
+      for (const pid of [holderPid, restoredPid]) {
+        if (pid === undefined) continue
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          // Already gone.
+        }
+      }
+      await rm(dir, { recursive: true, force: true })
+    })
     try {
       const ready = path.join(dir, 'ready')
       const holder = spawn('python3', ['-c', heapHolderScript(heapMiB), ready], {
@@ -64,16 +78,7 @@ export async function rawCriuSamples(count: number, heapMiB: number) {
       )
       restoredPid = Number(await readFile(pidFile, 'utf8'))
     } finally {
-      // The dump ends the holder; a failed one leaves it, and its restore the restored one.
-      for (const pid of [holderPid, restoredPid]) {
-        if (pid === undefined) continue
-        try {
-          process.kill(pid, 'SIGKILL')
-        } catch {
-          // Already gone.
-        }
-      }
-      await rm(dir, { recursive: true, force: true })
+      await removeAll()
     }
   }
   return { dump, restore, imageBytes }
