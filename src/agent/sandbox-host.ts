@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { chmod, chown, type FileHandle, mkdir, open, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { DEFAULT_PATH, ENVD_PORT, encodeHandover } from '../envd/index.js'
@@ -56,6 +57,7 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
     // Where its volumes appear idmapped for it until the container holds its own binds.
     volumes: path.join(dir, 'volumes'),
     handover: path.join(dir, 'handover'),
+    bootId: path.join(dir, 'boot_id'),
   }
 }
 
@@ -112,7 +114,11 @@ export async function startSandboxHost(
     stageDir: paths.volumes,
   })
   const handover = await openHandover(paths.handover, record)
-  const started = parts.runtimes.get(record.runtime).run({
+  const runtime = parts.runtimes.get(record.runtime)
+  // A file only where the runtime binds it: its checkpoints look for the bind by the file.
+  const bindsBootId = runtime.gaps.ownBootId === undefined
+  if (bindsBootId) await writeBootId(paths.bootId, `${randomUUID()}\n`)
+  const started = runtime.run({
     id: names.container,
     bundleDir: paths.bundle,
     outputFile: paths.output,
@@ -139,6 +145,7 @@ export async function startSandboxHost(
       cwd: '/',
     },
     initStdin: handover.fd,
+    ...(bindsBootId ? { bootIdFile: paths.bootId } : {}),
   })
   // Once `run` settles, the container's init holds its own descriptor of the file and its own
   // binds of the volumes, or failed.
@@ -170,6 +177,15 @@ async function openHandover(file: string, record: SandboxRecord): Promise<FileHa
     await handle.close()
     throw error
   }
+}
+
+/**
+ * The sandbox's boot ID, bound over the kernel's (oci-spec.ts bootIdMounts): host root's and
+ * read-only. Each start writes a new one, as a VM's kernel makes at each boot; a sandbox
+ * restored with its memory goes on in the boot it was dumped in (sandbox-checkpoint.ts).
+ */
+export async function writeBootId(file: string, bootId: string): Promise<void> {
+  await writeFile(file, bootId, { mode: 0o444 })
 }
 
 /** The sandbox's record directory, with the mount points of its disk, root and bundle. */

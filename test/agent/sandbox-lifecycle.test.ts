@@ -90,9 +90,9 @@ describe('a sandbox on the agent', () => {
     expect(sys.stdout).toBe(
       '/sys/class/net: eth0 lo  /sys/devices/virtual/net: eth0 lo  /sys/fs/cgroup: ',
     )
-    // Host paths left in mountinfo: the overlay's layer, upper and work directories and the
-    // toolbox bind's source (named only where its file system's root is the host's `/`);
-    // /sys and every other mount name none.
+    // Host paths left in mountinfo: the overlay's layer, upper and work directories, and the
+    // sources of the toolbox bind and the boot ID's (named only where their file system's root
+    // is the host's `/`); /sys and every other mount name none.
     const mountinfo = await sandbox.commands.run('cat /proc/self/mountinfo')
     const hostPaths = [test.config.dataDir, test.config.templatesDir ?? test.config.dataDir]
     const naming = mountinfo.stdout
@@ -100,9 +100,12 @@ describe('a sandbox on the agent', () => {
       .filter((line) => hostPaths.some((path) => line.includes(path)))
       .map((line) => line.split(' ')[4])
     expect(naming).toContain('/')
-    expect(naming.filter((mountPoint) => mountPoint !== '/' && mountPoint !== '/.sandbar')).toEqual(
-      [],
-    )
+    const expected = new Set<string | undefined>([
+      '/',
+      '/.sandbar',
+      '/proc/sys/kernel/random/boot_id',
+    ])
+    expect(naming.filter((mountPoint) => !expected.has(mountPoint))).toEqual([])
   })
 
   it('refuses nested namespaces, mounts and io_uring to the user and to root', async () => {

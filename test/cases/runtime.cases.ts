@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { chown, mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -59,6 +60,7 @@ interface StartOptions {
   resources?: Resources
   readonlyBinds?: Binds
   volumeBinds?: Binds
+  bootIdFile?: string
 }
 
 /** One test's host objects, all named with its prefix; `cleanup` runs even on failure. */
@@ -176,6 +178,28 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
         )
       }
     })
+
+    itUnless('ownBootId')(
+      'shows the container the boot ID it is given, which its root cannot change',
+      async () => {
+        const { dir, start } = await setup()
+        const bootIdFile = join(dir, 'boot_id')
+        const given = `${randomUUID()}\n`
+        await writeFile(bootIdFile, given, { mode: 0o444 })
+        const { id } = await start(
+          [
+            'id=/proc/sys/kernel/random/boot_id',
+            '{ cat $id; echo x > $id && echo written; cat $id; } > /tmp/$ID.t 2>&1',
+            'mv /tmp/$ID.t /tmp/$ID.boot',
+            'sleep 1000',
+          ].join('; '),
+          { bootIdFile },
+        )
+        const seen = await waitForFile(join(rootfs, 'tmp', `${id}.boot`))
+        expect(seen).toMatch(new RegExp(`^${given}sh: can't create .*\n${given}$`))
+        expect(await readFile(bootIdFile, 'utf8')).toBe(given)
+      },
+    )
 
     it("shows the container's own network devices in /sys, and leaves no mount on the host", async () => {
       const { start } = await setup()
@@ -380,6 +404,7 @@ async function newWorld(newRuntime: (stateRoot: string) => Runtime, rootfs: stri
       hostname: id,
       resources: options.resources ?? RESOURCES,
       process: { args: ['sh', '-c', script], env: { PATH: '/bin', ID: id }, cwd: '/' },
+      ...(options.bootIdFile === undefined ? {} : { bootIdFile: options.bootIdFile }),
     })
     const runMs = performance.now() - runStarted
     const pid = (await runtime.state(id))?.pid ?? 0

@@ -26,6 +26,7 @@ describe('hibernation', () => {
     const sandbox = await Sandbox.create(opts())
     await sandbox.files.write('/home/user/notes.txt', 'before the pause')
     const secret = await startMemoryServer(sandbox)
+    const bootID = await sandbox.files.read('/proc/sys/kernel/random/boot_id')
 
     await sandbox.pause()
     await expect
@@ -44,6 +45,8 @@ describe('hibernation', () => {
     const resumed = await Sandbox.connect(sandbox.sandboxId, opts())
     expect(await memoryServerAnswer(resumed)).toBe(`${secret} 3`)
     expect(await resumed.files.read('/home/user/notes.txt')).toBe('before the pause')
+    // Its processes went on, so its boot did too.
+    expect(await resumed.files.read('/proc/sys/kernel/random/boot_id')).toBe(bootID)
     const run = await resumed.commands.run('echo $((6 * 7))')
     expect(run).toMatchObject({ exitCode: 0, stdout: '42\n' })
     expect((await Sandbox.getInfo(sandbox.sandboxId, opts())).state).toBe('running')

@@ -20,26 +20,39 @@ afterAll(async () => {
   expect(await serve?.stop()).toEqual([])
 })
 
-/** Gives a sandbox a file, a background process and the memory server. */
-async function busySandbox(sandbox: Sandbox): Promise<void> {
+/** Gives a sandbox a file, a background process and the memory server; its boot ID. */
+async function busySandbox(sandbox: Sandbox): Promise<string> {
   await sandbox.files.write('/home/user/notes.txt', 'before the pause')
   await sandbox.commands.run('sleep 3600', { background: true, timeoutMs: 0 })
   await startMemoryServer(sandbox)
+  return bootID(sandbox)
 }
 
-/** What of a sandbox's past a boot over its files left: the file, and no old process. */
-async function expectBootedOverFiles(sandbox: Sandbox): Promise<void> {
+async function bootID(sandbox: Sandbox): Promise<string> {
+  return sandbox.files.read('/proc/sys/kernel/random/boot_id')
+}
+
+/**
+ * What of a sandbox's past a boot over its files left: the file, and no old process. A boot
+ * is a new one, as the SDK's own tests check it: its boot ID differs from `before`'s.
+ */
+async function expectBootedOverFiles(sandbox: Sandbox, before: string): Promise<void> {
   expect(await sandbox.isRunning()).toBe(true)
   expect(await sandbox.files.read('/home/user/notes.txt')).toBe('before the pause')
   const processes = await sandbox.commands.run('echo $(pgrep -c -x sleep) $(pgrep -c -x python3)')
   expect(processes.stdout).toBe('0 0\n')
+  expect(await bootID(sandbox)).toMatch(BOOT_ID)
+  expect(await bootID(sandbox)).not.toBe(before)
 }
+
+/** A boot ID as the kernel writes it: a version 4 UUID and a newline. */
+const BOOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n$/
 
 describe('pause without memory', () => {
   it('keeps the files and boots the sandbox at its connect, with the same credentials', async () => {
     const sandbox = await Sandbox.create(opts())
     try {
-      await busySandbox(sandbox)
+      const booted = await busySandbox(sandbox)
       await sandbox.pause({ keepMemory: false })
       expect(await sandbox.isRunning()).toBe(false)
       expect((await sandbox.getInfo()).state).toBe('paused')
@@ -55,7 +68,7 @@ describe('pause without memory', () => {
 
       const resumed = await sandbox.connect()
       expect(resumed.sandboxId).toBe(sandbox.sandboxId)
-      await expectBootedOverFiles(sandbox)
+      await expectBootedOverFiles(sandbox, booted)
       expect((await sandbox.commands.run('echo $((6 * 7))')).stdout).toBe('42\n')
     } finally {
       await sandbox.kill()
@@ -69,7 +82,7 @@ describe('pause without memory', () => {
       lifecycle: { onTimeout: { action: 'pause', keepMemory: false } },
     })
     try {
-      await busySandbox(sandbox)
+      const firstBoot = await busySandbox(sandbox)
       await expect
         .poll(async () => (await Sandbox.getInfo(sandbox.sandboxId, opts())).state, {
           timeout: 20_000,
@@ -77,10 +90,10 @@ describe('pause without memory', () => {
         .toBe('paused')
       expect((await readRecord(serve.dataDir, sandbox.sandboxId)).filesOnly).toBe(true)
       await Sandbox.connect(sandbox.sandboxId, opts())
-      await expectBootedOverFiles(sandbox)
+      await expectBootedOverFiles(sandbox, firstBoot)
 
       // Paused with its memory, a reboot resume drops it too.
-      await busySandbox(sandbox)
+      const secondBoot = await busySandbox(sandbox)
       await sandbox.pause()
       const frozen = { pausedTier: 'memory', checkpointBytes: undefined }
       expect(await shownPausedTier(serve.client, sandbox.sandboxId)).toEqual({
@@ -88,7 +101,7 @@ describe('pause without memory', () => {
         listed: frozen,
       })
       await Sandbox.connect(sandbox.sandboxId, { ...opts(), onResume: 'reboot' })
-      await expectBootedOverFiles(sandbox)
+      await expectBootedOverFiles(sandbox, secondBoot)
     } finally {
       await sandbox.kill()
     }

@@ -1,8 +1,11 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import { AuthenticationError, Sandbox, SandboxNotFoundError } from 'e2b'
+import { AuthenticationError, CommandExitError, Sandbox, SandboxNotFoundError } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ServeInstance, startServe } from './serve-fixture.js'
+
+/** The kernel's ID of the boot, which a VM-backed sandbox gets anew at each start. */
+const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id'
 
 let serve: ServeInstance
 const opts = () => ({ ...serve.client })
@@ -181,12 +184,35 @@ describe('Sandbox.create through the SDK', () => {
   it('pauses on request, and a second pause reports it already paused', async () => {
     const sandbox = await Sandbox.create(opts())
     try {
+      const bootID = await sandbox.files.read(BOOT_ID_FILE)
       expect(await sandbox.pause()).toBe(true)
       expect(await sandbox.pause()).toBe(false)
       const resumed = await Sandbox.connect(sandbox.sandboxId, opts())
       expect((await resumed.commands.run('echo back')).stdout).toBe('back\n')
+      // Resumed with its memory, it goes on in the same boot.
+      expect(await resumed.files.read(BOOT_ID_FILE)).toBe(bootID)
     } finally {
       await sandbox.kill()
+    }
+  })
+
+  it("gives each sandbox a boot ID of its own, not the host's, which its root cannot change", async () => {
+    const sandboxes = await Promise.all([Sandbox.create(opts()), Sandbox.create(opts())])
+    try {
+      const [first, second] = await Promise.all(
+        sandboxes.map((sandbox) => sandbox.files.read(BOOT_ID_FILE)),
+      )
+      expect(first).not.toBe(second)
+      expect([first, second]).not.toContain(readFileSync(BOOT_ID_FILE, 'utf8'))
+      const [sandbox] = sandboxes
+      const write = await sandbox?.commands
+        .run(`echo x | sudo tee ${BOOT_ID_FILE}`)
+        .catch((error: unknown) => error)
+      expect(write).toBeInstanceOf(CommandExitError)
+      expect((write as CommandExitError).stderr).toContain('Permission denied')
+      expect(await sandbox?.files.read(BOOT_ID_FILE)).toBe(first)
+    } finally {
+      await Promise.all(sandboxes.map((sandbox) => sandbox.kill()))
     }
   })
 })

@@ -43,11 +43,15 @@ async function rejection(call: Promise<unknown>): Promise<unknown> {
   )
 }
 
+/** The kernel's ID of the boot the sandbox's processes run in. */
+const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id'
+
 describe('snapshots', () => {
   it('starts sandboxes from a snapshot with its files and its processes, memory and all', async () => {
     const { sandbox: source, secret } = await sandboxWithServer()
     try {
       await source.files.write('/home/user/notes.txt', 'before the snapshot')
+      const bootID = await source.files.read(BOOT_ID_FILE)
       const snapshot = await source.createSnapshot()
       expect(snapshot.names).toEqual([])
       expect(snapshot.snapshotId).toMatch(/^[a-z0-9]{20}:default$/)
@@ -58,6 +62,8 @@ describe('snapshots', () => {
         expect(await restored.files.read('/home/user/notes.txt')).toBe('before the snapshot')
         // The server runs on in the new sandbox with the memory it had: its secret, two hits.
         expect(await memoryServerAnswer(restored)).toBe(`${secret} 3`)
+        // In the boot it ran in, as in a VM restored from its memory.
+        expect(await restored.files.read(BOOT_ID_FILE)).toBe(bootID)
         // From here each counts its own.
         expect(await memoryServerAnswer(source)).toBe(`${secret} 3`)
         expect(await memoryServerAnswer(restored)).toBe(`${secret} 4`)
@@ -69,6 +75,15 @@ describe('snapshots', () => {
         })
       } finally {
         await restored.kill()
+      }
+      // The snapshot outlives its source, whose files are gone with it.
+      await source.kill()
+      const later = await Sandbox.create(snapshot.snapshotId, opts())
+      try {
+        expect(await memoryServerAnswer(later)).toBe(`${secret} 3`)
+        expect(await later.files.read(BOOT_ID_FILE)).toBe(bootID)
+      } finally {
+        await later.kill()
       }
       expect(await Sandbox.deleteSnapshot(snapshot.snapshotId, opts())).toBe(true)
     } finally {

@@ -10,6 +10,8 @@ export const DEFAULT_CRIU_BINARY = '/opt/sandbar/criu/bin/criu'
 
 /** The name the toolbox bind goes by in an image, mapped back to the toolbox at restore. */
 const TOOLBOX_KEY = 'toolbox'
+/** The name the boot ID's bind goes by, mapped to the restoring sandbox's own file. */
+const BOOT_ID_KEY = 'boot-id'
 
 /** Images, logs and the restore's PID file, all in one directory per checkpoint. */
 export const DUMP_LOG = 'dump.log'
@@ -25,6 +27,8 @@ export interface DumpOptions {
   freezerCgroup: string
   /** Where the toolbox appears inside the sandbox (read-only bind from the host). */
   toolboxMountPoint: string
+  /** Where the sandbox's boot ID is bound from a host file (oci-spec.ts), if it is. */
+  bootIdMountPoint?: string | undefined
   /** Descriptors' files outside the sandbox's root (externalFileKey), handed back at restore. */
   externalFiles: readonly string[]
   /** A snapshot's dump: the processes go on after it (else CRIU ends them). */
@@ -43,6 +47,11 @@ export function dumpArgs(options: DumpOptions): string[] {
     // hook), so its links and addresses stay out of the image; its sockets are in it.
     ...['--empty-ns', 'net'],
     ...['--external', `mnt[${options.toolboxMountPoint}]:${TOOLBOX_KEY}`],
+    // Its file is in the sandbox's own directory, which a sandbox started from a snapshot
+    // does not have: by name, not by path.
+    ...(options.bootIdMountPoint === undefined
+      ? []
+      : ['--external', `mnt[${options.bootIdMountPoint}]:${BOOT_ID_KEY}`]),
     // The runtime's binds of host files (/dev/null over masked /proc files, the devices).
     ...['--ext-mount-map', 'auto'],
     ...options.externalFiles.flatMap((key) => ['--external', key]),
@@ -63,6 +72,8 @@ export interface RestoreOptions {
   rootfs: string
   /** The toolbox directory on the host, bound where the image had it. */
   toolboxDir: string
+  /** The restoring sandbox's boot ID file, bound where the image had the dumped one's. */
+  bootIdFile?: string | undefined
   /** Descriptors open in CRIU (inherited by it) that stand in for the image's external files. */
   inheritFds: readonly { fd: number; key: string }[]
   /** Run at each restore stage; at setup-namespaces the agent wires the new netns. */
@@ -78,6 +89,9 @@ export function restoreArgs(options: RestoreOptions): string[] {
     ...['--root', options.rootfs],
     ...['--empty-ns', 'net'],
     ...['--ext-mount-map', `${TOOLBOX_KEY}:${options.toolboxDir}`],
+    ...(options.bootIdFile === undefined
+      ? []
+      : ['--ext-mount-map', `${BOOT_ID_KEY}:${options.bootIdFile}`]),
     ...['--ext-mount-map', 'auto'],
     ...options.inheritFds.flatMap(({ fd, key }) => ['--inherit-fd', `fd[${fd}]:${key}`]),
     // The output log's mode differs while the restore reopens it (sandbox-checkpoint.ts).

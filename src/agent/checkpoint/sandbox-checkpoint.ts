@@ -13,14 +13,22 @@ import {
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import * as z from 'zod/mini'
+import { errnoCode } from '../../errno-code.js'
 import { AgentError } from '../errors.js'
 import { runHostCommand } from '../host-command.js'
 import { hostNames } from '../host-names.js'
 import { createAddressPool } from '../network/address-pool.js'
 import { netnsPath } from '../network/network-manager.js'
 import { pathExists } from '../path-exists.js'
+import { BOOT_ID_PATH } from '../runtime/oci-spec.js'
 import type { ContainerCheckpoints } from '../runtime/runtime.js'
-import { type HostParts, ownerOf, remountSandboxRoot, sandboxPaths } from '../sandbox-host.js'
+import {
+  type HostParts,
+  ownerOf,
+  remountSandboxRoot,
+  sandboxPaths,
+  writeBootId,
+} from '../sandbox-host.js'
 import type { SandboxRecord } from '../sandbox-record.js'
 import { type IDMap, pinNamespace } from '../user-namespace.js'
 import {
@@ -52,6 +60,12 @@ const NETNS_POLL_MS = 2
 const manifestSchema = z.object({
   outsideFiles: z.array(z.object({ key: z.string(), role: z.enum(['output', 'handover']) })),
   cgroups: cgroupLimitsSchema,
+  /**
+   * The boot ID the processes ran under, where the runtime bound one (oci-spec.ts): the
+   * restored ones go on in that boot, in their own sandbox or in one started from a snapshot,
+   * as a VM restored from its memory does.
+   */
+  bootId: z.optional(z.string()),
 })
 
 type Manifest = z.infer<typeof manifestSchema>
@@ -118,17 +132,30 @@ export async function dumpProcesses(
   const { pid, freezerCgroup } = await runtimeCheckpoints(parts, record).target(names.container)
   const outside = await outsideFiles(freezerCgroup, paths)
   const cgroups = await readCgroupLimits(names.cgroupPath)
-  await writeManifest(dir, { outsideFiles: outside, cgroups })
+  const bootId = await readBootId(paths.bootId)
+  await writeManifest(dir, { outsideFiles: outside, cgroups, ...(bootId && { bootId }) })
   const args = dumpArgs({
     pid,
     imagesDir: dir,
     rootfs: paths.rootfs,
     freezerCgroup,
     toolboxMountPoint: parts.toolbox.mountPoint,
+    bootIdMountPoint: bootId && BOOT_ID_PATH,
     externalFiles: outside.map((file) => file.key),
     leaveRunning,
   })
   await criu(parts, await criuLaunch(parts, record, 'dump'), args, dir, DUMP_LOG)
+}
+
+/**
+ * The sandbox's boot ID, where its start bound one (startSandboxHost writes the file only for
+ * a runtime that binds it; a sandbox started by an older Sandbar has none).
+ */
+async function readBootId(file: string): Promise<string | undefined> {
+  return readFile(file, 'utf8').catch((error: unknown) => {
+    if (errnoCode(error) === 'ENOENT') return undefined
+    throw error
+  })
 }
 
 /** The bytes of the images in a checkpoint directory. */
@@ -199,6 +226,7 @@ export async function restoreSandbox(
       file.role === 'output' ? open(paths.output, 'a') : emptyHandover(dir, record.idMap.hostID),
     ),
   )
+  if (manifest.bootId !== undefined) await writeBootId(paths.bootId, manifest.bootId)
   try {
     const script = path.join(dir, 'setup-namespaces.sh')
     await writeFile(script, SETUP_NAMESPACES_HOOK, { mode: 0o700 })
@@ -207,6 +235,7 @@ export async function restoreSandbox(
       imagesDir: dir,
       rootfs: paths.rootfs,
       toolboxDir: parts.toolbox.dir,
+      bootIdFile: manifest.bootId && paths.bootId,
       // The handles are the tool's descriptors 3, 4, … (runHostCommand's inheritFDs).
       inheritFds: manifest.outsideFiles.map((file, index) => ({ fd: 3 + index, key: file.key })),
       actionScript: script,

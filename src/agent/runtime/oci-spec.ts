@@ -21,6 +21,9 @@ export const fullOciSpecOptions: OciSpecOptions = {
   ownKernel: false,
 }
 
+/** Where the kernel shows the ID of the running boot, the host's unless a bind says otherwise. */
+export const BOOT_ID_PATH = '/proc/sys/kernel/random/boot_id'
+
 interface OciMount {
   destination: string
   type: string
@@ -167,6 +170,7 @@ export function buildOciSpec(
     hostname: spec.hostname,
     mounts: [
       ...baseMounts(spec, options),
+      ...bootIdMounts(spec),
       ...spec.readonlyBinds.map(readonlyBind),
       ...(spec.volumeBinds ?? []).map(volumeBind),
     ],
@@ -289,6 +293,22 @@ function sysMount(spec: ContainerSpec, options: OciSpecOptions): OciMount {
     source: netnsSysfsDir(spec.bundleDir),
     options: ['bind', 'nosuid', 'noexec', 'nodev', 'ro'],
   }
+}
+
+function bootIdMounts(spec: ContainerSpec): OciMount[] {
+  if (spec.bootIdFile === undefined) return []
+  // Read-only to the sandbox twice over: the bind, and the file itself (host root's, 0444),
+  // which root inside cannot override, its user namespace not mapping host root. The file's
+  // mode is what holds: crun makes /proc/sys read-only with a recursive bind of it, and that
+  // copies this bind writable.
+  return [
+    {
+      destination: BOOT_ID_PATH,
+      type: 'bind',
+      source: spec.bootIdFile,
+      options: ['bind', 'ro', 'nosuid', 'nodev', 'noexec'],
+    },
+  ]
 }
 
 function readonlyBind(bind: ContainerSpec['readonlyBinds'][number]): OciMount {

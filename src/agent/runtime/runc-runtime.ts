@@ -10,7 +10,10 @@ export function createRuncRuntime(options: CliRuntimeOptions): Runtime {
     ...options,
     globalFlags: [],
     specOptions: fullOciSpecOptions,
-    gaps: {},
+    gaps: {
+      ownBootId:
+        'runc 1.1 refuses any mount inside /proc ("cannot be mounted because it is inside /proc"), so its sandboxes read the host\'s boot ID',
+    },
     launchRun: async (args) => ({ file: options.binary, args }),
     pausesWithCgroupFreezer: true,
   })

@@ -36,6 +36,8 @@ export function createRunscRuntime(options: CliRuntimeOptions): Runtime {
         'sentry and gofer hold 21-23 host threads at idle; with pids.max 40, 30 sleeps inside hit it (pids.events max 1-2) and the container stopped',
       seccompErrno:
         'every refused syscall answers EPERM (kcmp, clone3 probed), so clone3 is allowed: glibc falls back from it to clone only on ENOSYS',
+      ownBootId:
+        "gVisor's kernel makes each sandbox a boot ID of its own at each start (1aba1def-… where the host's is 84dc2d52-…) and refuses writes to it (EIO); the one given is not bound",
       oomKillInside:
         'gVisor has no OOM killer (google/gvisor#1967): 200 MiB in a 96 MiB sandbox, the host OOM-killed the sentry (oom_kill 1) and the container stopped',
     },

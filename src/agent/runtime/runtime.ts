@@ -33,6 +33,13 @@ export interface ContainerSpec {
   process: { args: string[]; env: Record<string, string>; cwd: string }
   /** An open file PID 1 inherits as its stdin (envd's handover); /dev/null when unset. */
   initStdin?: number
+  /**
+   * A file that holds the sandbox's boot ID, bound over the kernel's (oci-spec.ts
+   * BOOT_ID_PATH): each sandbox reads its own, where the host kernel shows every one the
+   * host's, and a VM's kernel a new one at each boot. Only for a runtime without the
+   * `ownBootId` gap: runc refuses the bind.
+   */
+  bootIdFile?: string
 }
 
 export type ContainerStatus = 'creating' | 'created' | 'running' | 'paused' | 'stopped'
@@ -54,6 +61,8 @@ export type RuntimeGap =
   | 'oomKillInside'
   /** A refused syscall answers with the errno the seccomp profile names (ENOSYS or EPERM). */
   | 'seccompErrno'
+  /** The container reads the boot ID it is given (ContainerSpec.bootIdFile). */
+  | 'ownBootId'
 
 /** What a runtime lacks, each with the measurement that showed it. */
 export type RuntimeGaps = Partial<Record<RuntimeGap, string>>

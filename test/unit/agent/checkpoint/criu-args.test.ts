@@ -5,6 +5,15 @@ import {
   restoreArgs,
 } from '../../../../src/agent/checkpoint/criu-args.js'
 
+const MINIMAL_DUMP = {
+  pid: 1,
+  imagesDir: '/i',
+  rootfs: '/r',
+  freezerCgroup: '/f',
+  toolboxMountPoint: '/.sandbar',
+  externalFiles: [],
+}
+
 describe('CRIU arguments', () => {
   it('names a file outside the mounts by its mount ID and inode, in hex as CRIU prints them', () => {
     expect(externalFileKey(27, 2228263)).toBe('file[1b:220027]')
@@ -29,16 +38,26 @@ describe('CRIU arguments', () => {
     expect(args).not.toContain('--leave-running')
   })
 
-  it("leaves a snapshot's processes running after the dump", () => {
-    const args = dumpArgs({
-      pid: 1,
-      imagesDir: '/i',
+  it("names the boot ID's bind where there is one, and maps it to the restoring sandbox's file", () => {
+    const bootId = '--external mnt[/proc/sys/kernel/random/boot_id]:boot-id'
+    expect(dumpArgs(MINIMAL_DUMP).join(' ')).not.toContain('boot-id')
+    const bootIdMountPoint = '/proc/sys/kernel/random/boot_id'
+    expect(dumpArgs({ ...MINIMAL_DUMP, bootIdMountPoint }).join(' ')).toContain(bootId)
+    const restore = {
+      imagesDir: '/c',
       rootfs: '/r',
-      freezerCgroup: '/f',
-      toolboxMountPoint: '/.sandbar',
-      externalFiles: [],
-      leaveRunning: true,
-    })
+      toolboxDir: '/t',
+      inheritFds: [],
+      actionScript: '/c/s.sh',
+      pidFile: '/c/p',
+    }
+    expect(restoreArgs(restore).join(' ')).not.toContain('boot-id')
+    const mapped = restoreArgs({ ...restore, bootIdFile: '/data/sandboxes/s2/boot_id' })
+    expect(mapped.join(' ')).toContain('--ext-mount-map boot-id:/data/sandboxes/s2/boot_id')
+  })
+
+  it("leaves a snapshot's processes running after the dump", () => {
+    const args = dumpArgs({ ...MINIMAL_DUMP, leaveRunning: true })
     expect(args).toContain('--leave-running')
   })
 

@@ -178,6 +178,23 @@ describe('buildOciSpec', () => {
     expect(named('SCMP_ACT_ERRNO', 38)).toEqual(['clone3'])
   })
 
+  it("binds the sandbox's boot ID over the kernel's, read-only, when it is given one", () => {
+    const withBootId = { ...spec, bootIdFile: '/var/lib/sandbar/a1/boot_id' }
+    expect(buildOciSpec(withBootId).mounts).toContainEqual({
+      destination: '/proc/sys/kernel/random/boot_id',
+      type: 'bind',
+      source: '/var/lib/sandbar/a1/boot_id',
+      options: ['bind', 'ro', 'nosuid', 'nodev', 'noexec'],
+    })
+    const destinations = (given: ContainerSpec) =>
+      buildOciSpec(given).mounts.map((mount) => mount.destination)
+    expect(destinations(spec)).not.toContain('/proc/sys/kernel/random/boot_id')
+    // After /proc, which it lies on.
+    expect(destinations(withBootId).indexOf('/proc/sys/kernel/random/boot_id')).toBeGreaterThan(
+      destinations(withBootId).indexOf('/proc'),
+    )
+  })
+
   it('leaves out the user namespace when the runtime cannot take it', () => {
     const plain = buildOciSpec(spec, { userNamespace: false, pidsLimit: true, ownKernel: false })
     expect(plain.linux.namespaces.map((namespace) => namespace.type)).not.toContain('user')
