@@ -220,6 +220,19 @@ describe('POST /files, a file part without a filename', () => {
     expect(response.status).toBe(200)
     expect(await readFile(path.join(fx.userHome, 'string.txt'), 'utf8')).toBe('from a string')
   })
+
+  it('refuses one over 1 MiB with 400, writing nothing, and keeps serving', async () => {
+    const body = new FormData()
+    body.append('file', 'x'.repeat(1024 * 1024 + 1))
+    const response = await post({ path: 'big.txt' }, { body })
+    expect(response.status).toBe(400)
+    expect((await errorOf(response)).message).toBe(
+      'a file part without a filename is limited to 1 MiB',
+    )
+    expect(await readdir(fx.userHome)).toEqual([])
+    const next = await post({ path: 'after.txt' }, { body: form(['after.txt', 'ok']) })
+    expect(next.status).toBe(200)
+  })
 })
 
 describe('POST /files, a refused part in a long multipart body', () => {
