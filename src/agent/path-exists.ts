@@ -1,4 +1,5 @@
-import { access } from 'node:fs/promises'
+import { access, readFile } from 'node:fs/promises'
+import { errnoCode } from '../errno-code.js'
 
 /** Whether anything exists at `path` (the agent runs as root, so access means existence). */
 export function pathExists(path: string): Promise<boolean> {
@@ -6,4 +7,12 @@ export function pathExists(path: string): Promise<boolean> {
     () => true,
     () => false,
   )
+}
+
+/** The text of the file at `path`, or undefined when there is none. */
+export async function readFileIfExists(path: string): Promise<string | undefined> {
+  return readFile(path, 'utf8').catch((error: unknown) => {
+    if (errnoCode(error) === 'ENOENT') return undefined
+    throw error
+  })
 }

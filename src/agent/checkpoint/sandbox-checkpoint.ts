@@ -13,13 +13,12 @@ import {
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import * as z from 'zod/mini'
-import { errnoCode } from '../../errno-code.js'
 import { AgentError } from '../errors.js'
 import { runHostCommand } from '../host-command.js'
 import { hostNames } from '../host-names.js'
 import { createAddressPool } from '../network/address-pool.js'
 import { netnsPath } from '../network/network-manager.js'
-import { pathExists } from '../path-exists.js'
+import { pathExists, readFileIfExists } from '../path-exists.js'
 import { BOOT_ID_PATH } from '../runtime/oci-spec.js'
 import type { ContainerCheckpoints } from '../runtime/runtime.js'
 import {
@@ -132,7 +131,9 @@ export async function dumpProcesses(
   const { pid, freezerCgroup } = await runtimeCheckpoints(parts, record).target(names.container)
   const outside = await outsideFiles(freezerCgroup, paths)
   const cgroups = await readCgroupLimits(names.cgroupPath)
-  const bootId = await readBootId(paths.bootId)
+  // Where the sandbox's start bound one: startSandboxHost writes the file only for a runtime
+  // that binds it, and a sandbox started by an older Sandbar has none.
+  const bootId = await readFileIfExists(paths.bootId)
   await writeManifest(dir, { outsideFiles: outside, cgroups, ...(bootId && { bootId }) })
   const args = dumpArgs({
     pid,
@@ -145,17 +146,6 @@ export async function dumpProcesses(
     leaveRunning,
   })
   await criu(parts, await criuLaunch(parts, record, 'dump'), args, dir, DUMP_LOG)
-}
-
-/**
- * The sandbox's boot ID, where its start bound one (startSandboxHost writes the file only for
- * a runtime that binds it; a sandbox started by an older Sandbar has none).
- */
-async function readBootId(file: string): Promise<string | undefined> {
-  return readFile(file, 'utf8').catch((error: unknown) => {
-    if (errnoCode(error) === 'ENOENT') return undefined
-    throw error
-  })
 }
 
 /** The bytes of the images in a checkpoint directory. */

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
-import { readFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { errnoCode } from '../../errno-code.js'
+import { readFileIfExists } from '../path-exists.js'
 import { cpuWeightFile } from './parent-cgroup.js'
 
 /** A sandbox's CPU weight file, and the value its runtime wrote there for the sandbox's size. */
@@ -22,10 +22,7 @@ const LOWEST: Record<string, string> = { 'cpu.shares': '2', 'cpu.weight': '1' }
  */
 export async function lowerCpuWeight(cgroupPath: string): Promise<CpuWeight | undefined> {
   const file = await cpuWeightFile(cgroupPath)
-  const value = await readFile(file, 'utf8').catch((error: unknown) => {
-    if (errnoCode(error) === 'ENOENT') return undefined
-    throw error
-  })
+  const value = await readFileIfExists(file)
   if (value === undefined) return undefined
   await writeFile(file, LOWEST[path.basename(file)] ?? '')
   return { file, value: value.trim() }

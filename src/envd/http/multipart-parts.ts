@@ -25,12 +25,9 @@ export async function* fileParts(body: Readable, contentType: string): AsyncGene
   const parser = createParser(contentType)
   // Parts in body order, each read once the consumer asks for the next. A stream of objects,
   // not `events.on`: that sets up two 2,048-slot queues per upload, a third of the memory a
-  // small upload allocated. The no-op listener keeps a parser error that lands after the loop
-  // ended (the consumer gave up on the body) from being an unhandled `error` event.
-  const parts = new Readable({ objectMode: true, read: () => undefined }).on(
-    'error',
-    () => undefined,
-  )
+  // small upload allocated. A parser error that lands after the loop ended (the consumer gave
+  // up on the body) must not be an unhandled `error` event.
+  const parts = keepErrorForConsumer(new Readable({ objectMode: true, read: () => undefined }))
   parser.on('file', (name: string, stream: Readable, info: busboy.FileInfo) => {
     // Wired up at once: busboy may fail the part (a body cut short) before the consumer's
     // loop resumes, and an `error` event without a listener would crash envd.
