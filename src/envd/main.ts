@@ -1,5 +1,5 @@
 import { useLightFetchHeaders } from './fetch-headers.js'
-import { runEnvdCommand } from './index.js'
+import { runEnvdCommand } from './start-envd.js'
 
 // Before anything builds a Headers: Node's own would load all of undici (fetch-headers.ts).
 useLightFetchHeaders()
