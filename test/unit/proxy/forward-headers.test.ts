@@ -140,4 +140,10 @@ describe('canonicalName', () => {
   ])('writes %s as Go does: %s', (name, expected) => {
     expect(canonicalName(name)).toBe(expected)
   })
+
+  it('answers the same for a name seen before and for names past what it keeps', () => {
+    const names = Array.from({ length: 1_000 }, (_, i) => `x-custom-${i}-NAME`)
+    for (const name of names) canonicalName(name)
+    expect(names.map(canonicalName)).toEqual(names.map((_, i) => `X-Custom-${i}-Name`))
+  })
 })
