@@ -9,6 +9,7 @@ import type { StoreDialect } from './migrations/0001-init.js'
 import { retentionQueries } from './retention-queries.js'
 import { listSandboxes } from './sandbox-list.js'
 import { sandboxQueries } from './sandbox-queries.js'
+import { SandboxRowCache } from './sandbox-row-cache.js'
 import type { Database } from './schema.js'
 import { snapshotQueries } from './snapshot-queries.js'
 import { tagQueries } from './tag-queries.js'
@@ -25,7 +26,8 @@ export function createKyselyStore(
 ): Store {
   return {
     ...teamQueries(db),
-    ...sandboxQueries(db, seal),
+    // SQLite's file is this serve's alone; PostgreSQL is shared by several api instances.
+    ...sandboxQueries(db, seal, dialect === 'sqlite' ? new SandboxRowCache() : undefined),
     listSandboxes: (query) => listSandboxes(db, seal, query),
     ...logQueries(db, dialect),
     ...metricQueries(db),

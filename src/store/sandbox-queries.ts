@@ -1,16 +1,30 @@
 import type { Kysely } from 'kysely'
 import type { Sandbox, SandboxPatch, SandboxState } from './index.js'
 import { patchToRow, sandboxFromRow, sandboxToRow } from './sandbox-row.js'
+import type { SandboxRowCache } from './sandbox-row-cache.js'
 import type { Database } from './schema.js'
 import type { TokenSeal } from './token-seal.js'
 
-/** Single-sandbox reads and writes, the running count and the expiry scan. */
-export function sandboxQueries(db: Kysely<Database>, seal: TokenSeal) {
+/**
+ * Single-sandbox reads and writes, the running count and the expiry scan. `rowCache` only for
+ * a database no other process writes (sandbox-row-cache.ts).
+ */
+export function sandboxQueries(db: Kysely<Database>, seal: TokenSeal, rowCache?: SandboxRowCache) {
   async function getSandbox(sandboxID: string, teamID?: string): Promise<Sandbox | undefined> {
-    let query = db.selectFrom('sandboxes').selectAll().where('sandbox_id', '=', sandboxID)
-    if (teamID !== undefined) query = query.where('team_id', '=', teamID)
-    const row = await query.executeTakeFirst()
-    return row === undefined ? undefined : sandboxFromRow(row, seal)
+    const load = () =>
+      db.selectFrom('sandboxes').selectAll().where('sandbox_id', '=', sandboxID).executeTakeFirst()
+    const row = rowCache === undefined ? await load() : await rowCache.read(sandboxID, load)
+    if (row === undefined || (teamID !== undefined && row.team_id !== teamID)) return undefined
+    return sandboxFromRow(row, seal)
+  }
+
+  /** Runs a write to `sandboxID`'s row; the cache forgets the row once it has ended. */
+  async function writing<T>(sandboxID: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write()
+    } finally {
+      rowCache?.wrote(sandboxID)
+    }
   }
 
   return {
@@ -20,10 +34,12 @@ export function sandboxQueries(db: Kysely<Database>, seal: TokenSeal) {
         key,
         value,
       }))
-      await db.transaction().execute(async (trx) => {
-        await trx.insertInto('sandboxes').values(sandboxToRow(sandbox, seal)).execute()
-        if (pairs.length > 0) await trx.insertInto('sandbox_metadata').values(pairs).execute()
-      })
+      await writing(sandbox.sandboxID, () =>
+        db.transaction().execute(async (trx) => {
+          await trx.insertInto('sandboxes').values(sandboxToRow(sandbox, seal)).execute()
+          if (pairs.length > 0) await trx.insertInto('sandbox_metadata').values(pairs).execute()
+        }),
+      )
     },
 
     getSandbox,
@@ -53,17 +69,19 @@ export function sandboxQueries(db: Kysely<Database>, seal: TokenSeal) {
       }
       let query = db.updateTable('sandboxes').set(columns).where('sandbox_id', '=', sandboxID)
       if (ifState !== undefined) query = query.where('state', '=', ifState)
-      const row = await query.returningAll().executeTakeFirst()
+      const row = await writing(sandboxID, () => query.returningAll().executeTakeFirst())
       return row === undefined ? undefined : sandboxFromRow(row, seal)
     },
 
     async removeSandbox(sandboxID: string): Promise<boolean> {
       // Its sandbox_metadata rows go with it (on delete cascade).
-      const removed = await db
-        .deleteFrom('sandboxes')
-        .where('sandbox_id', '=', sandboxID)
-        .returning('sandbox_id')
-        .executeTakeFirst()
+      const removed = await writing(sandboxID, () =>
+        db
+          .deleteFrom('sandboxes')
+          .where('sandbox_id', '=', sandboxID)
+          .returning('sandbox_id')
+          .executeTakeFirst(),
+      )
       return removed !== undefined
     },
 
