@@ -1,9 +1,9 @@
-import { request } from 'node:http'
+import { type ClientRequest, request } from 'node:http'
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import { closedPort, DOMAIN, json, responseTo, send } from './proxy-fixture.js'
-import { ADDRESS_A, holdStream, startWorld } from './upstreams.js'
+import { ADDRESS_A, holdStream, nextStreamCut, startWorld } from './upstreams.js'
 
 let world: Awaited<ReturnType<typeof startWorld>> | undefined
 let proxyPort = 0
@@ -87,16 +87,22 @@ describe('routing', () => {
   })
 })
 
+/** A GET of `path` from sandbox `isbxa` through the proxy, sent. */
+function getFromA(path: string): ClientRequest {
+  const req = request({
+    host: '127.0.0.1',
+    port: proxyPort,
+    path,
+    headers: { host: `${portA}-isbxa.${DOMAIN}` },
+  })
+  req.end()
+  return req
+}
+
 describe('streaming', () => {
   it('delivers the first chunk while the sandbox still holds the response open', async () => {
     const release = holdStream()
-    const req = request({
-      host: '127.0.0.1',
-      port: proxyPort,
-      path: '/stream',
-      headers: { host: `${portA}-isbxa.${DOMAIN}` },
-    })
-    req.end()
+    const req = getFromA('/stream')
     const reader = (await responseTo(req))[Symbol.asyncIterator]()
     const first = await reader.next()
     expect(Buffer.from(first.value).toString()).toBe('first\n')
@@ -106,6 +112,33 @@ describe('streaming', () => {
       rest.push(Buffer.from(next.value).toString())
     }
     expect(rest.join('')).toBe('last\n')
+  })
+
+  it("cuts the client's answer when the sandbox's side dies midway, and goes on serving", async () => {
+    const req = getFromA('/cut')
+    const answer = await responseTo(req)
+    const received: string[] = []
+    // A cut answer must not reach the client as a whole one.
+    const outcome = await new Promise<string>((resolve) => {
+      answer.on('data', (chunk: Buffer) => received.push(chunk.toString()))
+      answer.on('end', () => resolve('ended'))
+      answer.on('error', (error) => resolve(error.message))
+    })
+    expect([received.join(''), outcome]).toEqual(['first\n', 'aborted'])
+    const next = await send(proxyPort, { host: `${portA}-isbxa.${DOMAIN}`, path: '/whoami' })
+    expect(json(next)).toMatchObject({ server: 'a', path: '/whoami' })
+  })
+
+  it('closes the answer in the sandbox when the client goes away midway through it', async () => {
+    const release = holdStream()
+    const cut = nextStreamCut()
+    const req = getFromA('/stream')
+    const reader = (await responseTo(req))[Symbol.asyncIterator]()
+    expect(Buffer.from((await reader.next()).value).toString()).toBe('first\n')
+    req.destroy()
+    // Settles only if the proxy ended its request to the sandbox too.
+    await cut
+    release()
   })
 
   it('streams a 200 MiB upload with bounded memory', async () => {

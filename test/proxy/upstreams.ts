@@ -25,15 +25,33 @@ export function holdStream(): () => void {
   return release
 }
 
+let streamCut: () => void = () => {}
+
+/** Settles once the next `/stream` answer closes before its end: its client went away. */
+export function nextStreamCut(): Promise<void> {
+  return new Promise((resolve) => {
+    streamCut = resolve
+  })
+}
+
 function upstream(name: string): Server {
   return createServer((req, res) => {
     if (req.url === '/stream') {
+      res.once('close', () => {
+        if (!res.writableFinished) streamCut()
+      })
       res.writeHead(200, { 'content-type': 'text/plain' })
       res.write('first\n')
       streamHeld.then(
         () => res.end('last\n'),
         () => res.destroy(),
       )
+      return
+    }
+    if (req.url === '/cut') {
+      // The sandbox's side of the connection dies midway through a streamed answer.
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      res.write('first\n', () => res.socket?.destroy())
       return
     }
     if (req.url === '/upload') {
