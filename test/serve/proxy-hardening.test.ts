@@ -117,3 +117,35 @@ describe("Sandbar's credentials stay out of the sandbox", () => {
     expect(received).not.toHaveProperty('x-access-token')
   })
 })
+
+describe("the proxy follows a sandbox's state (its row is kept in memory)", () => {
+  it('reaches a running sandbox only: not once paused, again once resumed, never once killed', async () => {
+    const own = await Sandbox.create({ ...serve.client, timeoutMs: 300_000 })
+    const health = async () => {
+      const answer = await fetch(`${serve.client.sandboxUrl}/health`, {
+        headers: { 'E2b-Sandbox-Id': own.sandboxId, 'E2b-Sandbox-Port': String(ENVD_PORT) },
+        // A proxy still sending to a frozen envd would wait here for ever.
+        signal: AbortSignal.timeout(5_000),
+      })
+      return { status: answer.status, body: await answer.text() }
+    }
+    const notFound = {
+      status: 502,
+      body: JSON.stringify({
+        sandboxId: own.sandboxId,
+        message: 'The sandbox was not found',
+        code: 502,
+      }),
+    }
+    try {
+      expect(await health()).toEqual({ status: 204, body: '' })
+      await own.pause()
+      expect(await health()).toEqual(notFound)
+      await Sandbox.connect(own.sandboxId, serve.client)
+      expect(await health()).toEqual({ status: 204, body: '' })
+    } finally {
+      await own.kill()
+    }
+    expect(await health()).toEqual(notFound)
+  })
+})
