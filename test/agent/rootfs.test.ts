@@ -16,6 +16,12 @@ import path from 'node:path'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
+import {
+  loopDevicesOf,
+  makeDiskImage,
+  mountImage,
+  removeDiskImage,
+} from '../../src/agent/rootfs/disk-image.js'
 import { detachStages, IDMAPPED_MOUNT_HELPER } from '../../src/agent/rootfs/idmapped-mount.js'
 import { mountIdmappedOverlay } from '../../src/agent/rootfs/idmapped-overlay.js'
 import { isMounted } from '../../src/agent/rootfs/mount-calls.js'
@@ -266,6 +272,83 @@ describe('isMounted and unmountAll', () => {
     // Nothing mounted, or nothing there at all, is already done.
     await unmountAll(target)
     await unmountAll(path.join(scratch, 'not-there'))
+  })
+})
+
+describe("a sandbox's disk image", () => {
+  /** The agent's mount at `target`: its per-mount options, type and source (proc(5)). */
+  async function mountLine(target: string): Promise<string | undefined> {
+    const lines = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n')
+    const line = lines.find((entry) => entry.split(' ')[4] === target)
+    if (line === undefined) return undefined
+    const fields = line.split(' ')
+    return `${fields[5]} - ${fields.slice(fields.indexOf('-') + 1).join(' ')}`
+  }
+
+  it('mounts on a loop device of its own, nodev, nosuid and noatime, which goes with the unmount', async () => {
+    const image = path.join(scratch, 'disk.img')
+    const mountPoint = path.join(scratch, 'disk')
+    await mkdir(mountPoint)
+    await makeDiskImage(image, 16)
+    await mountImage(image, mountPoint, { fresh: true })
+    try {
+      const [device] = loopDevicesOf(image)
+      expect(device).toMatch(/^\/dev\/loop\d+$/)
+      expect(await mountLine(mountPoint)).toBe(`rw,nosuid,nodev,noatime - ext4 ${device} rw`)
+      await writeFile(path.join(mountPoint, 'kept'), 'on the image')
+      // Mounted again elsewhere, the image keeps its one device: two would be two filesystems.
+      const second = path.join(scratch, 'disk-again')
+      await mkdir(second)
+      await mountImage(image, second)
+      expect(loopDevicesOf(image)).toEqual([device])
+      expect(await readFile(path.join(second, 'kept'), 'utf8')).toBe('on the image')
+      await unmountAll(second)
+    } finally {
+      await unmountAll(mountPoint)
+    }
+    // Autoclear: the device detaches once its filesystem is unmounted.
+    await expect.poll(() => loopDevicesOf(image), { timeout: 2_000 }).toEqual([])
+    await removeDiskImage({ image, mountPoint })
+  })
+
+  it('gives images mounted at once a loop device each', async () => {
+    // Attachers at once are told the same free device until the first one has it (mount-calls.c).
+    const disks = Array.from({ length: 6 }, (_, index) => ({
+      image: path.join(scratch, `at-once-${index}.img`),
+      mountPoint: path.join(scratch, `at-once-${index}`),
+    }))
+    for (const { image, mountPoint } of disks) {
+      await mkdir(mountPoint)
+      await makeDiskImage(image, 16)
+    }
+    try {
+      await Promise.all(
+        disks.map((disk) => mountImage(disk.image, disk.mountPoint, { fresh: true })),
+      )
+      const devices = disks.map(({ image }) => loopDevicesOf(image))
+      expect(devices.every((attached) => attached.length === 1)).toBe(true)
+      expect(new Set(devices.flat()).size).toBe(disks.length)
+    } finally {
+      for (const disk of disks) await removeDiskImage(disk)
+    }
+  })
+
+  it('leaves no loop device attached when the image holds no filesystem, and names the failure', async () => {
+    const image = path.join(scratch, 'not-ext4.img')
+    const mountPoint = path.join(scratch, 'not-ext4')
+    await mkdir(mountPoint)
+    await writeFile(image, Buffer.alloc(1 << 20))
+    await expect(mountImage(image, mountPoint, { fresh: true })).rejects.toMatchObject({
+      code: 'EINVAL',
+      message: `mount (${image} on ${mountPoint}): Invalid argument`,
+    })
+    expect(loopDevicesOf(image)).toEqual([])
+    expect(await isMounted(mountPoint)).toBe(false)
+    const missing = path.join(scratch, 'no-such.img')
+    await expect(mountImage(missing, mountPoint, { fresh: true })).rejects.toMatchObject({
+      code: 'ENOENT',
+      message: `open (${missing} on ${mountPoint}): No such file or directory`,
+    })
   })
 })
 

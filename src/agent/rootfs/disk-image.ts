@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { chmod, open, realpath, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
-import { isMounted } from './mount-calls.js'
+import { isMounted, mountBlockDevice, mountImageFile } from './mount-calls.js'
 import { unmountAll } from './unmount.js'
 
 /**
@@ -77,12 +77,9 @@ export async function mountImage(
   { fresh = false }: { fresh?: boolean } = {},
 ): Promise<void> {
   const [attached] = fresh ? [] : loopDevicesOf(image)
-  // `-o loop` sets up the loop device with autoclear: the last unmount detaches it.
-  const [options, source] =
-    attached === undefined
-      ? ['loop,nodev,nosuid,noatime', image]
-      : ['nodev,nosuid,noatime', attached]
-  await runHostCommand('mount', [...['-t', 'ext4', '-o', options], source, mountPoint])
+  await (attached === undefined
+    ? mountImageFile(image, mountPoint)
+    : mountBlockDevice(attached, mountPoint))
 }
 
 /**

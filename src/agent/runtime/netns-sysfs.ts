@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
-import { runHostCommand } from '../host-command.js'
+import { mountSysfsOfNetns } from '../rootfs/mount-calls.js'
 import { unmountAll } from '../rootfs/unmount.js'
 
 /** Where a container's own sysfs is mounted on the host while the runtime starts it. */
@@ -12,21 +12,11 @@ export function netnsSysfsDir(bundleDir: string): string {
  * Mounts a sysfs instance for the network namespace at `netnsPath` on `dir`, from the host's
  * user namespace. sysfs shows the network devices of the netns of the task that mounts it, and
  * a sandbox's user namespace may not mount one itself for a netns the host's user namespace
- * owns. `nsenter --net` changes only the netns, so the mount lands in the agent's own mount
- * namespace, where the runtime can bind it.
+ * owns. The mount lands in the agent's own mount namespace, where the runtime can bind it.
  */
 export async function mountNetnsSysfs(netnsPath: string, dir: string): Promise<void> {
   await mkdir(dir, { recursive: true })
-  await runHostCommand('nsenter', [
-    `--net=${netnsPath}`,
-    'mount',
-    '-t',
-    'sysfs',
-    '-o',
-    'ro,nosuid,nodev,noexec',
-    'sysfs',
-    dir,
-  ])
+  await mountSysfsOfNetns(netnsPath, dir)
 }
 
 /**
