@@ -2,8 +2,10 @@
 // self-contained envd that sandboxes run: envd.cjs, which runs the bundle bundle.cjs with the V8
 // code cache bundle.cjs.cache), each with the native addons it loads and envd's run-as beside
 // it, interpreter/ (the code interpreter: interpreter.mjs and python/), idmapped-mount
-// (src/agent/rootfs/idmapped-mount.c: the agent mounts sandbox roots and volumes with it) and
-// user-namespace (src/agent/user-namespace.c: it makes each sandbox's namespaces).
+// (src/agent/rootfs/idmapped-mount.c: the agent mounts sandbox roots and volumes with it),
+// user-namespace (src/agent/user-namespace.c: it makes each sandbox's namespaces) and
+// without-unified-cgroup (src/agent/runtime/without-unified-cgroup.c: crun runs through it on
+// a hybrid-cgroup host).
 // Usage: node scripts/build.mjs [OUTDIR]
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -107,6 +109,10 @@ for (const [dir, addons] of Object.entries(addonsOf)) {
 // Static: it runs on the host only, but needs no library of the machine it is copied to.
 await compileStatic('src/agent/rootfs/idmapped-mount.c', `${outdir}/idmapped-mount`)
 await compileStatic('src/agent/user-namespace.c', `${outdir}/user-namespace`)
+await compileStatic(
+  'src/agent/runtime/without-unified-cgroup.c',
+  `${outdir}/without-unified-cgroup`,
+)
 // envd's run-as, beside each bundle that runs envd (run-as-path.ts); static, it runs in any
 // rootfs without the toolbox's loader.
 for (const dir of [outdir, `${outdir}/envd`]) {

@@ -8,7 +8,7 @@
 # store's second backend; the toolchain node-gyp needs for the node-pty, fs-xattr and
 # better-sqlite3 addons, envd's thread-credentials and listening-sockets addons and the agent's
 # mount-calls addon, whose C compiler and static libc also build the agent's idmapped-mount
-# helper and envd's run-as;
+# and without-unified-cgroup helpers and envd's run-as;
 # qemu-system-x86 to boot the pure cgroup v2 guest of the cgroup-v2 tests; skopeo and umoci,
 # with which the builder pulls `fromImage` bases from registries and unpacks them with their
 # owners and whiteouts; for the image tests, docker-registry as the

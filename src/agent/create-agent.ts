@@ -118,6 +118,7 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
       defaultName: config.runtime,
       defaultBinary: config.runtimeBinary,
       logger,
+      helperDir: config.envdBuildDir,
     }),
     network,
     toolbox: await ensureToolbox({

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { describe, it } from 'vitest'
+import { describe, inject, it } from 'vitest'
 import { createRuntime } from '../../src/agent/runtime/create-runtime.js'
 import type { RuntimeName } from '../../src/agent/runtime/runtime.js'
 import { createLogger } from '../../src/logger.js'
@@ -16,10 +16,14 @@ function installed(binary: string): boolean {
 }
 
 const logger = createLogger('runtime-test')
+const helperDir = inject('envdBuildDir')
 
 for (const name of ['crun', 'runc', 'runsc'] satisfies RuntimeName[]) {
   if (installed(name)) {
-    runRuntimeCases({ name, newRuntime: (stateRoot) => createRuntime({ name, stateRoot, logger }) })
+    runRuntimeCases({
+      name,
+      newRuntime: (stateRoot) => createRuntime({ name, stateRoot, logger, helperDir }),
+    })
   } else {
     describe(`${name} runtime`, () => {
       it.skip(`skipped: the ${name} binary is not installed on this machine`, () => undefined)

@@ -11,6 +11,8 @@ export interface CreateRuntimeOptions {
   /** The runtime's `--root`: this agent's container state, apart from any other user's. */
   stateRoot: string
   logger: Logger
+  /** The agent's build directory, where its helper programs are. */
+  helperDir: string
 }
 
 /** The configured OCI runtime (DESIGN.md: crun default, runc fallback, runsc hardened). */
@@ -19,6 +21,7 @@ export function createRuntime(options: CreateRuntimeOptions): Runtime {
     binary: options.binary ?? options.name,
     stateRoot: options.stateRoot,
     logger: options.logger,
+    helperDir: options.helperDir,
   }
   switch (options.name) {
     case 'crun':

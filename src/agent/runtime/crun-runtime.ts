@@ -4,12 +4,14 @@ import { readCgroupMode } from './cgroup-mode.js'
 import { OciCliRuntime } from './oci-cli-runtime.js'
 import { fullOciSpecOptions } from './oci-spec.js'
 import type { Runtime } from './runtime.js'
-import { withoutUnifiedCgroup } from './runtime-args.js'
+import { WITHOUT_UNIFIED_CGROUP_HELPER, withoutUnifiedCgroup } from './runtime-args.js'
 
 export interface CliRuntimeOptions {
   binary: string
   stateRoot: string
   logger: Logger
+  /** The agent's build directory, where its helper programs are. */
+  helperDir: string
 }
 
 /** crun, the default runtime (DESIGN.md): the fastest to start and exec (host-facts). */
@@ -28,7 +30,12 @@ export function createCrunRuntime(options: CliRuntimeOptions): Runtime {
       // Only `run` creates cgroups, so the other commands run crun directly.
       const mode = await readCgroupMode()
       return mode.kind === 'hybrid'
-        ? withoutUnifiedCgroup(mode.unifiedMountPoint, options.binary, args)
+        ? withoutUnifiedCgroup(
+            join(options.helperDir, WITHOUT_UNIFIED_CGROUP_HELPER),
+            mode.unifiedMountPoint,
+            options.binary,
+            args,
+          )
         : { file: options.binary, args }
     },
   })

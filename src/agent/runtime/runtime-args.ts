@@ -46,30 +46,19 @@ export interface Command {
   args: string[]
 }
 
+/** The helper that runs a runtime without the cgroup2 mount, in the agent's build directory. */
+export const WITHOUT_UNIFIED_CGROUP_HELPER = 'without-unified-cgroup'
+
 /**
  * Runs `binary args…` in a private mount namespace without the cgroup2 mount of a hybrid
  * host, so crun 1.8 sees pure cgroup v1 and stops refusing the host (host-facts § OCI
- * runtimes). The script is fixed; the mount point, binary and argv travel as positional
- * arguments, never inside the script text. Pure.
+ * runtimes), through `helper` (without-unified-cgroup.c). Pure.
  */
 export function withoutUnifiedCgroup(
+  helper: string,
   unifiedMountPoint: string,
   binary: string,
   args: readonly string[],
 ): Command {
-  return {
-    file: 'unshare',
-    args: [
-      '--mount',
-      '--propagation',
-      'private',
-      'sh',
-      '-c',
-      'umount "$1" && shift && exec "$@"',
-      'sandbar-runtime',
-      unifiedMountPoint,
-      binary,
-      ...args,
-    ],
-  }
+  return { file: helper, args: [unifiedMountPoint, binary, ...args] }
 }

@@ -12,6 +12,8 @@ export interface RuntimeSetOptions {
   /** The default runtime's binary, when not on PATH under its own name. */
   defaultBinary?: string | undefined
   logger: Logger
+  /** The agent's build directory, where its helper programs are. */
+  helperDir: string
 }
 
 /**
@@ -32,6 +34,7 @@ export class RuntimeSet {
         binary: name === this.options.defaultName ? this.options.defaultBinary : undefined,
         stateRoot: this.stateRoot(name),
         logger: this.options.logger,
+        helperDir: this.options.helperDir,
       })
       this.made.set(name, runtime)
     }

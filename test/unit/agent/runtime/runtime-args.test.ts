@@ -45,21 +45,16 @@ describe('runtimeArgs', () => {
 })
 
 describe('withoutUnifiedCgroup', () => {
-  it('wraps a command in unshare with a fixed script and positional arguments', () => {
-    const command = withoutUnifiedCgroup('/sys/fs/cgroup/unified', '/usr/bin/crun', ['run', 'c1'])
-    expect(command.file).toBe('unshare')
-    expect(command.args).toEqual([
-      '--mount',
-      '--propagation',
-      'private',
-      'sh',
-      '-c',
-      'umount "$1" && shift && exec "$@"',
-      'sandbar-runtime',
+  it('runs the command through the helper, each argument an argv element of its own', () => {
+    const command = withoutUnifiedCgroup(
+      '/opt/sandbar/without-unified-cgroup',
       '/sys/fs/cgroup/unified',
       '/usr/bin/crun',
-      'run',
-      'c1',
-    ])
+      ['run', 'c1; rm -rf /'],
+    )
+    expect(command).toEqual({
+      file: '/opt/sandbar/without-unified-cgroup',
+      args: ['/sys/fs/cgroup/unified', '/usr/bin/crun', 'run', 'c1; rm -rf /'],
+    })
   })
 })
