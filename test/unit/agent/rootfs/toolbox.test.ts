@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { TOOLBOX_MOUNT_POINT, toolboxAt } from '../../../../src/agent/rootfs/toolbox.js'
 
 describe('toolboxAt', () => {
-  it('starts tini as PID 1, then envd through the toolbox loader, with no V8 flags', () => {
+  it('starts tini as PID 1, then envd through the toolbox loader, with one V8 worker and no V8 flags', () => {
     const toolbox = toolboxAt('/var/lib/sandbar/toolbox/abc', false)
     expect(toolbox.mountPoint).toBe(TOOLBOX_MOUNT_POINT)
     expect(toolbox.dir).toBe('/var/lib/sandbar/toolbox/abc')
@@ -13,6 +13,7 @@ describe('toolboxAt', () => {
       '--library-path',
       '/.sandbar/lib',
       '/.sandbar/bin/node',
+      '--v8-pool-size=1',
       '/.sandbar/envd/envd.cjs',
       '--port',
       '49983',
