@@ -3,7 +3,6 @@ import { chmod, chown, type FileHandle, mkdir, open, unlink, writeFile } from 'n
 import path from 'node:path'
 import { DEFAULT_PATH, ENVD_PORT, encodeHandover } from '../envd/index.js'
 import { settleAll } from '../settle-all.js'
-import { runHostCommand } from './host-command.js'
 import { hostNames, SANDBOX_HOSTNAME } from './host-names.js'
 import type { AgentConfig, VolumeMount } from './index.js'
 import { createAddressPool } from './network/address-pool.js'
@@ -12,7 +11,7 @@ import { netnsPath } from './network/network-manager.js'
 import { mountDiskImage, mountImage, removeDiskImage } from './rootfs/disk-image.js'
 import { detachStages, IDMAPPED_MOUNT_HELPER } from './rootfs/idmapped-mount.js'
 import { mountIdmappedOverlay } from './rootfs/idmapped-overlay.js'
-import { isMounted } from './rootfs/mount-calls.js'
+import { isMounted, setAppendOnly } from './rootfs/mount-calls.js'
 import type { Toolbox } from './rootfs/rootfs.js'
 import { unmountAll } from './rootfs/unmount.js'
 import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
@@ -205,10 +204,10 @@ async function prepareDisk(paths: SandboxPaths, record: SandboxRecord): Promise<
   for (const dir of [paths.upper, paths.work]) await mkdir(dir)
   // The init's stdout and stderr: root's, beside the upper layer rather than in it, so the
   // sandbox's IDs cannot open it on the host side and its growth counts against this disk.
-  // Append-only (chattr +a): the runtime's chown of its init's stdio to the sandbox's root
+  // Append-only (chattr +a's flag): the runtime's chown of its init's stdio to the sandbox's root
   // fails (EPERM, which crun and runc ignore), and no descriptor can rewrite earlier lines.
   await writeFile(paths.output, '', { mode: 0o600, flag: 'wx' })
-  await runHostCommand('chattr', ['+a', paths.output])
+  setAppendOnly(paths.output, true)
   // The upper layer is the sandbox root's own: root inside is idMap.hostID outside.
   await chown(paths.upper, idMap.hostID, idMap.hostID)
   await chown(paths.work, idMap.hostID, idMap.hostID)

@@ -1,4 +1,4 @@
-import { stat, statfs } from 'node:fs/promises'
+import { stat, statfs, writeFile } from 'node:fs/promises'
 import { CommandExitError } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
@@ -108,5 +108,12 @@ describe("a sandbox's output file", () => {
     await expect(write).rejects.toMatchObject({
       stderr: expect.stringContaining('Permission denied'),
     })
+  })
+
+  it('is append-only: no one rewrites what the sandbox printed, not even host root', async () => {
+    const output = `${test.config.dataDir}/sandboxes/${info.sandboxID}/disk/output.log`
+    const [flags] = (await runHostCommand('lsattr', [output])).split(' ')
+    expect(flags).toContain('a')
+    await expect(writeFile(output, 'forged')).rejects.toMatchObject({ code: 'EPERM' })
   })
 })

@@ -19,6 +19,7 @@ import { hostNames } from '../host-names.js'
 import { createAddressPool } from '../network/address-pool.js'
 import { netnsPath } from '../network/network-manager.js'
 import { pathExists, readFileIfExists } from '../path-exists.js'
+import { setAppendOnly } from '../rootfs/mount-calls.js'
 import { BOOT_ID_PATH } from '../runtime/oci-spec.js'
 import type { ContainerCheckpoints } from '../runtime/runtime.js'
 import {
@@ -269,11 +270,11 @@ async function outputOpenToRestore<T>(
   restore: () => Promise<T>,
 ): Promise<T> {
   const setOwner = async (gid: number, mode: number) => {
-    // chattr +a also refuses chown and chmod: off for the change, on again after it.
-    await runHostCommand('chattr', ['-a', output])
+    // Append-only also refuses chown and chmod: off for the change, on again after it.
+    setAppendOnly(output, false)
     await chown(output, 0, gid)
     await chmod(output, mode)
-    await runHostCommand('chattr', ['+a', output])
+    setAppendOnly(output, true)
   }
   await setOwner(sandboxRoot, 0o620)
   try {

@@ -3,11 +3,13 @@
 // loop device on the host: with a thousand sandboxes the table holds thousands of lines, the
 // host a thousand loop devices, and mount(8)'s `-o loop` stats each device's backing file.
 // The calls run on libuv's thread pool, as Node's own fs calls do: a mount or an unmount can
-// wait on the filesystem it reads or flushes.
+// wait on the filesystem it reads or flushes. Beside them, the append-only flag of the log a
+// sandbox's disk holds, where the agent ran chattr(1).
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/loop.h>
 #include <node_api.h>
 #include <pthread.h>
@@ -169,14 +171,18 @@ static void run_call(napi_env env, void *data) {
 }
 
 // Rejects with an Error whose `code` is the errno's name where there is one, as Node's fs does.
-static void reject(napi_env env, mount_call *call, const char *message, const char *code) {
+static napi_value error_with_code(napi_env env, const char *message, const char *code) {
   napi_value text, error, code_value;
   napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &text);
   napi_create_error(env, NULL, text, &error);
   if (code != NULL && napi_create_string_utf8(env, code, NAPI_AUTO_LENGTH, &code_value) == napi_ok) {
     napi_set_named_property(env, error, "code", code_value);
   }
-  napi_reject_deferred(env, call->deferred, error);
+  return error;
+}
+
+static void reject(napi_env env, mount_call *call, const char *message, const char *code) {
+  napi_reject_deferred(env, call->deferred, error_with_code(env, message, code));
 }
 
 static const char *errno_name(int error) {
@@ -307,6 +313,42 @@ static napi_value mount_netns_sysfs(napi_env env, napi_callback_info info) {
   return queue_call(env, info, MOUNT_NETNS_SYSFS);
 }
 
+// setAppendOnly(path, on): sets or clears the append-only attribute of the file at `path`, what
+// `chattr +a` and `-a` do. Synchronous: an inode flag of a local file takes microseconds, where
+// starting chattr held the event loop ~1.3 ms. Throws an Error with the errno's `code`.
+static napi_value set_append_only(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  bool on = false;
+  char *path = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 2 ||
+      (path = string_argument(env, argv[0])) == NULL ||
+      napi_get_value_bool(env, argv[1], &on) != napi_ok) {
+    free(path);
+    napi_throw_type_error(env, NULL, "setAppendOnly: wrong arguments");
+    return NULL;
+  }
+  const char *failed = "open";
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  int flags = 0;
+  if (fd >= 0) {
+    failed = "FS_IOC_GETFLAGS";
+    if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
+      flags = on ? flags | FS_APPEND_FL : flags & ~FS_APPEND_FL;
+      failed = ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0 ? NULL : "FS_IOC_SETFLAGS";
+    }
+  }
+  int error = errno;
+  if (fd >= 0) close(fd);
+  if (failed != NULL) {
+    char message[640];
+    snprintf(message, sizeof message, "%s %s: %s", failed, path, strerror(error));
+    napi_throw(env, error_with_code(env, message, errno_name(error)));
+  }
+  free(path);
+  return NULL;
+}
+
 NAPI_MODULE_INIT() {
   static const struct {
     const char *name;
@@ -316,6 +358,7 @@ NAPI_MODULE_INIT() {
       {"unmount", unmount},
       {"mountExt4", mount_ext4_call},
       {"mountNetnsSysfs", mount_netns_sysfs},
+      {"setAppendOnly", set_append_only},
   };
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     napi_value fn;

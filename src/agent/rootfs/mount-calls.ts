@@ -9,6 +9,8 @@ interface MountCallsAddon {
   mountExt4(source: string, path: string, attach: boolean): Promise<void>
   /** mount(2) of a read-only sysfs for the netns pinned at `netnsPath`, from a thread in it. */
   mountNetnsSysfs(netnsPath: string, path: string): Promise<void>
+  /** FS_IOC_SETFLAGS with FS_APPEND_FL set or cleared; throws with the errno's `code`. */
+  setAppendOnly(path: string, on: boolean): void
 }
 
 const addon: MountCallsAddon = bindings('mount_calls.node')
@@ -53,4 +55,12 @@ export function mountBlockDevice(device: string, target: string): Promise<void> 
  */
 export function mountSysfsOfNetns(netnsPath: string, target: string): Promise<void> {
   return addon.mountNetnsSysfs(netnsPath, target)
+}
+
+/**
+ * Sets or clears the append-only attribute of the file at `file` (what `chattr +a` and `-a`
+ * do), synchronously: one ioctl on a local inode, where starting chattr held the event loop.
+ */
+export function setAppendOnly(file: string, on: boolean): void {
+  addon.setAppendOnly(file, on)
 }
