@@ -25,7 +25,7 @@ import {
 import { detachStages, IDMAPPED_MOUNT_HELPER } from '../../src/agent/rootfs/idmapped-mount.js'
 import { mountIdmappedOverlay } from '../../src/agent/rootfs/idmapped-overlay.js'
 import { isMounted } from '../../src/agent/rootfs/mount-calls.js'
-import { mountsUnder } from '../../src/agent/rootfs/mountinfo.js'
+import { mountsUnder, readMounts } from '../../src/agent/rootfs/mountinfo.js'
 import type { Toolbox } from '../../src/agent/rootfs/rootfs.js'
 import { ensureToolbox } from '../../src/agent/rootfs/toolbox.js'
 import { unmountAll } from '../../src/agent/rootfs/unmount.js'
@@ -276,15 +276,6 @@ describe('isMounted and unmountAll', () => {
 })
 
 describe("a sandbox's disk image", () => {
-  /** The agent's mount at `target`: its per-mount options, type and source (proc(5)). */
-  async function mountLine(target: string): Promise<string | undefined> {
-    const lines = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n')
-    const line = lines.find((entry) => entry.split(' ')[4] === target)
-    if (line === undefined) return undefined
-    const fields = line.split(' ')
-    return `${fields[5]} - ${fields.slice(fields.indexOf('-') + 1).join(' ')}`
-  }
-
   it('mounts on a loop device of its own, nodev, nosuid and noatime, which goes with the unmount', async () => {
     const image = path.join(scratch, 'disk.img')
     const mountPoint = path.join(scratch, 'disk')
@@ -294,7 +285,13 @@ describe("a sandbox's disk image", () => {
     try {
       const [device] = loopDevicesOf(image)
       expect(device).toMatch(/^\/dev\/loop\d+$/)
-      expect(await mountLine(mountPoint)).toBe(`rw,nosuid,nodev,noatime - ext4 ${device} rw`)
+      const mounted = (await readMounts()).find((entry) => entry.mountPoint === mountPoint)
+      expect(mounted).toMatchObject({
+        mountOptions: 'rw,nosuid,nodev,noatime',
+        fsType: 'ext4',
+        source: device,
+        superOptions: 'rw',
+      })
       await writeFile(path.join(mountPoint, 'kept'), 'on the image')
       // Mounted again elsewhere, the image keeps its one device: two would be two filesystems.
       const second = path.join(scratch, 'disk-again')

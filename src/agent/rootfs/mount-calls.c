@@ -39,7 +39,7 @@ typedef struct {
   // MOUNT_EXT4: attach `source` to a free loop device first.
   bool attach;
   int error;
-  // MOUNT_EXT4: the system call that failed, for the message.
+  // MOUNT_EXT4 and MOUNT_NETNS_SYSFS: the system call that failed, for the message.
   const char *failed;
   // IS_MOUNT_ROOT: whether the kernel reports the attribute, and its value.
   bool supported;
@@ -170,7 +170,7 @@ static void run_call(napi_env env, void *data) {
   call->root = call->error == 0 && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
 }
 
-// Rejects with an Error whose `code` is the errno's name where there is one, as Node's fs does.
+// An Error whose `code` is the errno's name where there is one, as Node's fs gives.
 static napi_value error_with_code(napi_env env, const char *message, const char *code) {
   napi_value text, error, code_value;
   napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &text);

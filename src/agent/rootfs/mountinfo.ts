@@ -6,12 +6,14 @@ export interface MountEntry {
   /** The filesystem's device, `major:minor` (field 3). */
   device: string
   mountPoint: string
+  /** The per-mount options (field 6): `rw,nosuid,nodev,noatime`, say. */
+  mountOptions: string
   fsType: string
   source: string
   superOptions: string
 }
 
-/** Parses mountinfo: fields 3 (device), 5 (mount point), then after the `-` separator type, source, options. */
+/** Parses mountinfo: fields 3 (device), 5 (mount point), 6 (mount options), then after the `-` separator type, source, options. */
 export function parseMountinfo(text: string): MountEntry[] {
   const entries: MountEntry[] = []
   for (const line of text.split('\n')) {
@@ -23,6 +25,7 @@ export function parseMountinfo(text: string): MountEntry[] {
     entries.push({
       device: fields[2] ?? '',
       mountPoint: unescapeOctal(mountPoint),
+      mountOptions: fields[5] ?? '',
       fsType,
       source: unescapeOctal(source ?? ''),
       superOptions: unescapeOctal(superOptions ?? ''),

@@ -19,7 +19,14 @@ async function hierarchy(fsType: string, superOptions: string, files: Record<str
   const dir = path.join(mountPoint, CGROUP)
   await mkdir(dir, { recursive: true })
   for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text)
-  return { device: '0:1', mountPoint, fsType, source: fsType, superOptions } satisfies MountEntry
+  return {
+    device: '0:1',
+    mountPoint,
+    mountOptions: 'rw',
+    fsType,
+    source: fsType,
+    superOptions,
+  } satisfies MountEntry
 }
 
 const source = {

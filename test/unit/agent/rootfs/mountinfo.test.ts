@@ -7,11 +7,12 @@ const text = `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
 `
 
 describe('parseMountinfo', () => {
-  it('reads device, mount point, type, source and super options', () => {
+  it('reads device, mount point, mount options, type, source and super options', () => {
     const entries = parseMountinfo(text)
     expect(entries[1]).toEqual({
       device: '0:50',
       mountPoint: '/var/lib/sandbar/sandboxes/x/rootfs',
+      mountOptions: 'rw,relatime',
       fsType: 'overlay',
       source: 'overlay',
       superOptions: 'rw,lowerdir=/l/b:/l/a,upperdir=/u,workdir=/w',
