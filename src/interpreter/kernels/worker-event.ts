@@ -1,6 +1,15 @@
 import { z } from 'zod'
 
-/** One line a worker writes on stdout (/work/wt/KERNEL-PROTOCOL.md). */
+/*
+ * The protocol between the interpreter server and a worker (one process per context), in JSON
+ * lines. The worker writes `{"type":"ready"}` once it takes requests. The server writes requests
+ * `{id, code, silent}` to its stdin; the worker runs them one at a time, in order, and writes
+ * each one's events to stdout with its id: `number_of_executions` first unless silent, then
+ * output, results and errors, and `done` last. SIGINT interrupts the running request and does
+ * nothing between requests.
+ */
+
+/** One line a worker writes on stdout. */
 export const workerEventSchema = z.discriminatedUnion('type', [
   z.object({
     id: z.number(),

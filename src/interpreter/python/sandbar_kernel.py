@@ -1,5 +1,5 @@
-"""Sandbar's Python worker: one IPython shell speaking the JSON-lines protocol of
-KERNEL-PROTOCOL.md (requests on stdin, events on stdout), one worker per context.
+"""Sandbar's Python worker, one per context: an IPython shell speaking the JSON-lines protocol
+of src/interpreter/kernels/worker-event.ts (requests on stdin, events on stdout).
 
 Output paths, and why:
 - Protocol events go to a duplicate of the original fd 1, taken before anything else runs, so
@@ -18,17 +18,21 @@ Output paths, and why:
 - fd 0 is /dev/null for the user's code: `input()` gets EOF instead of reading protocol lines.
 - Our own diagnostics go to a duplicate of the original fd 2.
 
-Interrupts: SIGINT raises KeyboardInterrupt only while a cell runs; IPython reports it as the
-cell's error. The worker's own threads block SIGINT, so it always lands in the main thread.
+Interrupts: SIGINT raises KeyboardInterrupt once in the running cell; IPython reports it as
+the cell's error. Between cells, and after the cell has taken it, SIGINT does nothing. The
+worker's own threads block SIGINT, so it always lands in the main thread, and one of them sends
+it again when it landed where Python could not act on it (see `Worker.relay_interrupts`).
 """
 
 import base64
 import codecs
+import contextlib
 import datetime
 import json
 import os
 import queue
 import re
+import select
 import signal
 import sys
 import threading
@@ -51,6 +55,8 @@ JSON_MIME_TYPES = {"application/json", "e2b/data", "e2b/chart"}
 STREAM_COALESCE_SECONDS = 0.1
 # A chunk is sent once it is this long, however fast the writes come.
 STREAM_CHUNK_LIMIT = 64 * 1024
+# How long a SIGINT may wait for the running cell to take it before it is sent again.
+INTERRUPT_RETRY_SECONDS = 0.01
 
 
 def now_iso():
@@ -60,6 +66,57 @@ def now_iso():
 
 def block_sigint_in_this_thread():
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+class InterruptRelay:
+    """Sees that a SIGINT sent during a cell reaches it.
+
+    Python's C handler only flags a signal; the main thread runs the Python handler between
+    bytecodes. A SIGINT that lands after the main thread's last look and before it blocks in a
+    system call (`time.sleep`) interrupts nothing, and the cell sleeps on. Python writes each
+    signal's number to its wakeup fd as it flags it; the worker writes markers into the same pipe
+    when a cell starts and ends and when its handler has run. Read in that one order, a SIGINT
+    during a cell that no handler run follows within INTERRUPT_RETRY_SECONDS is sent to the main
+    thread again, which ends the wait."""
+
+    CELL_STARTED = 0xFE
+    CELL_ENDED = 0xFF
+    SIGINT_HANDLED = 0xFD
+
+    def __init__(self, handler):
+        self.handler = handler
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self.write_fd, False)
+        signal.signal(signal.SIGINT, handler)
+        signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False)
+        threading.Thread(target=self.relay, name="interrupts", daemon=True).start()
+
+    def mark(self, marker):
+        # A full pipe (the relay stalled) drops the marker as Python drops signal numbers.
+        with contextlib.suppress(BlockingIOError):
+            os.write(self.write_fd, bytes([marker]))
+
+    def relay(self):
+        block_sigint_in_this_thread()
+        main_thread = threading.main_thread().ident
+        in_cell = unhandled = False
+        while True:
+            timeout = INTERRUPT_RETRY_SECONDS if unhandled else None
+            readable, _, _ = select.select([self.read_fd], [], [], timeout)
+            if not readable:
+                # Not when the user's code has put its own handler in place: it decides.
+                unhandled = signal.getsignal(signal.SIGINT) is self.handler
+                if unhandled:
+                    signal.pthread_kill(main_thread, signal.SIGINT)
+                continue
+            for byte in os.read(self.read_fd, 4096):
+                if byte in (self.CELL_STARTED, self.CELL_ENDED):
+                    in_cell, unhandled = byte == self.CELL_STARTED, False
+                elif byte == self.SIGINT_HANDLED:
+                    unhandled = False
+                elif byte == signal.SIGINT and in_cell:
+                    unhandled = True
 
 
 class Protocol:
@@ -285,6 +342,16 @@ class ResultDisplayPublisher(DisplayPublisher):
         pass
 
 
+def cut_frame(trace, code):
+    """Ends the traceback `trace` before its first entry that runs `code`."""
+    entry = trace
+    while entry is not None and entry.tb_next is not None:
+        if entry.tb_next.tb_frame.f_code is code:
+            entry.tb_next = None
+            return
+        entry = entry.tb_next
+
+
 class SandbarShell(InteractiveShell):
     displayhook_class = ResultDisplayHook
     display_pub_class = ResultDisplayPublisher
@@ -295,6 +362,14 @@ class SandbarShell(InteractiveShell):
         self.protocol = protocol
         self.cell_error = None
         super().__init__(**kwargs)
+
+    def showtraceback(self, exc_tuple=None, *args, **kwargs):
+        """An interrupt's traceback ends in the user's code, not in the worker's handler that
+        raised it there (IPython never hides the last frame)."""
+        error_type, _, trace = exc_tuple or sys.exc_info()
+        if error_type is KeyboardInterrupt:
+            cut_frame(trace, Worker.on_sigint.__code__)
+        super().showtraceback(exc_tuple, *args, **kwargs)
 
     def _showtraceback(self, etype, evalue, stb):
         self.cell_error = {
@@ -316,11 +391,6 @@ def shell_config():
     return config
 
 
-def ignore_sigint(signum, frame):
-    """SIGINT between cells: nothing to interrupt. A Python handler rather than SIG_IGN, which
-    processes started meanwhile would inherit."""
-
-
 class Worker:
     def __init__(self):
         protocol_fd = os.dup(1)
@@ -337,7 +407,11 @@ class Worker:
         sys.stdin = open(os.devnull)
         sys.stdout = EventStream(self.protocol, "stdout", 1)
         sys.stderr = EventStream(self.protocol, "stderr", 2)
-        signal.signal(signal.SIGINT, ignore_sigint)
+        self.cell_running = False
+        self.cell_interrupted = False
+        # A Python handler at all times rather than SIG_IGN between cells, which processes
+        # started meanwhile would inherit.
+        self.interrupts = InterruptRelay(self.on_sigint)
         self.shell = SandbarShell.instance(protocol=self.protocol, config=shell_config())
         sandbar_formatters.install(self.shell)
 
@@ -355,38 +429,40 @@ class Worker:
                 continue
             self.execute(request_id, code, bool(request.get("silent", False)))
 
+    def on_sigint(self, signum, frame):
+        """Interrupts the running cell, once: the relay's repeats are not new interrupts."""
+        self.interrupts.mark(InterruptRelay.SIGINT_HANDLED)
+        if self.cell_running and not self.cell_interrupted:
+            self.cell_interrupted = True
+            raise KeyboardInterrupt
+
     def execute(self, request_id, code, silent):
         shell = self.shell
         self.protocol.request_id = request_id
-        # The cell takes interrupts from the moment its start is announced: one sent as the
-        # client reads number_of_executions waits, blocked, and is raised as the cell begins.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        # Python's own handler (C code) raises KeyboardInterrupt with no frame of ours.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        if not silent:
-            self.protocol.emit(
-                {
-                    "id": request_id,
-                    "type": "number_of_executions",
-                    "execution_count": shell.execution_count,
-                }
-            )
         shell.cell_error = None
         failed = False
+        # The cell takes an interrupt from the moment its start is announced.
+        self.cell_interrupted = False
+        self.cell_running = True
         try:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            self.interrupts.mark(InterruptRelay.CELL_STARTED)
+            if not silent:
+                self.protocol.emit(
+                    {
+                        "id": request_id,
+                        "type": "number_of_executions",
+                        "execution_count": shell.execution_count,
+                    }
+                )
             result = shell.run_cell(code, store_history=not silent, silent=silent)
-            signal.signal(signal.SIGINT, ignore_sigint)
+            self.cell_running = False
             failed = not result.success
         except KeyboardInterrupt:
-            signal.signal(signal.SIGINT, ignore_sigint)
+            self.cell_running = False
             failed = True
             shell.cell_error = {"name": "KeyboardInterrupt", "value": "", "traceback": ""}
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            self.finish(request_id, failed)
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        self.interrupts.mark(InterruptRelay.CELL_ENDED)
+        self.finish(request_id, failed)
 
     def finish(self, request_id, failed):
         for forwarder in self.forwarders:

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline'
 import { z } from 'zod'
 
-/** The worker side of the JSON-lines protocol (/work/wt/KERNEL-PROTOCOL.md). */
+/** The worker side of the JSON-lines protocol (described in kernels/worker-event.ts). */
 export const requestSchema = z.object({ id: z.number(), code: z.string(), silent: z.boolean() })
 export type WorkerRequest = z.infer<typeof requestSchema>
 

@@ -154,6 +154,41 @@ describe('python worker protocol', () => {
     expect(mainText(next)).toBe('2')
   })
 
+  it('takes a SIGINT sent the instant a cell is announced, every time', async () => {
+    // A SIGINT landing just before the cell blocks in sleep() used to be flagged and then
+    // never acted on, leaving the cell asleep; a few hundred tries hit that window.
+    for (let attempt = 0; attempt < 300; attempt++) {
+      const sleeping = worker.send('import time\ntime.sleep(300)')
+      await worker.waitFor(
+        (event) => event.id === sleeping && event.type === 'number_of_executions',
+      )
+      worker.interrupt()
+      const events = await worker.eventsOf(sleeping, 5_000)
+      expect(events.find((event) => event.type === 'error')).toMatchObject({
+        name: 'KeyboardInterrupt',
+      })
+    }
+  }, 120_000)
+
+  it('interrupts a cell once, leaving the code that catches it to finish', async () => {
+    const cleanup = [
+      'import time',
+      'try:',
+      '    time.sleep(300)',
+      'except KeyboardInterrupt:',
+      '    time.sleep(0.3)',
+      '    print("cleaned up")',
+    ].join('\n')
+    const id = worker.send(cleanup)
+    await worker.waitFor((event) => event.id === id && event.type === 'number_of_executions')
+    worker.interrupt()
+    const events = await worker.eventsOf(id, 10_000)
+    expect(events.filter((event) => event.type === 'stdout')).toMatchObject([
+      { text: 'cleaned up\n' },
+    ])
+    expect(events.at(-1)).toMatchObject({ type: 'done', status: 'ok' })
+  })
+
   it('ignores SIGINT between cells', async () => {
     worker.interrupt()
     await new Promise((resolve) => setTimeout(resolve, 200))
