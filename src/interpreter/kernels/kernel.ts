@@ -11,6 +11,12 @@ import {
 } from './worker-event.js'
 
 const STOP_GRACE_MS = 2000
+/**
+ * An interrupt is sent again at this interval until its run ends. One can land where the
+ * worker cannot act on it and be lost: Python flags it just before the cell blocks in
+ * `time.sleep`, node takes it just before `breakOnSigint` is armed for a cell's `while (true)`.
+ */
+const INTERRUPT_REPEAT_MS = 50
 /** Added to a worker's OOM badness (-1000…1000): it, not the server, goes first. */
 const WORKER_OOM_SCORE_ADJ = 500
 
@@ -68,7 +74,15 @@ export class Kernel {
 
   /** Interrupts the running request; queued requests run after it (protocol: SIGINT). */
   interrupt(): void {
-    this.child?.kill('SIGINT')
+    const child = this.child
+    const [running] = this.pending.keys()
+    if (child === undefined || running === undefined) return
+    child.kill('SIGINT')
+    const repeater = setInterval(() => {
+      if (this.child === child && this.pending.has(running)) child.kill('SIGINT')
+      else clearInterval(repeater)
+    }, INTERRUPT_REPEAT_MS)
+    repeater.unref()
   }
 
   async restart(): Promise<void> {

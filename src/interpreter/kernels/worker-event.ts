@@ -5,8 +5,8 @@ import { z } from 'zod'
  * lines. The worker writes `{"type":"ready"}` once it takes requests. The server writes requests
  * `{id, code, silent}` to its stdin; the worker runs them one at a time, in order, and writes
  * each one's events to stdout with its id: `number_of_executions` first unless silent, then
- * output, results and errors, and `done` last. SIGINT interrupts the running request and does
- * nothing between requests.
+ * output, results and errors, and `done` last. SIGINT interrupts the running request, once: the
+ * server sends it again until the request is done (kernel.ts). Between requests it does nothing.
  */
 
 /** One line a worker writes on stdout. */

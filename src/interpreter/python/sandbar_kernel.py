@@ -20,19 +20,16 @@ Output paths, and why:
 
 Interrupts: SIGINT raises KeyboardInterrupt once in the running cell; IPython reports it as
 the cell's error. Between cells, and after the cell has taken it, SIGINT does nothing. The
-worker's own threads block SIGINT, so it always lands in the main thread, and one of them sends
-it again when it landed where Python could not act on it (see `Worker.relay_interrupts`).
+worker's own threads block SIGINT, so it always lands in the main thread.
 """
 
 import base64
 import codecs
-import contextlib
 import datetime
 import json
 import os
 import queue
 import re
-import select
 import signal
 import sys
 import threading
@@ -55,8 +52,6 @@ JSON_MIME_TYPES = {"application/json", "e2b/data", "e2b/chart"}
 STREAM_COALESCE_SECONDS = 0.1
 # A chunk is sent once it is this long, however fast the writes come.
 STREAM_CHUNK_LIMIT = 64 * 1024
-# How long a SIGINT may wait for the running cell to take it before it is sent again.
-INTERRUPT_RETRY_SECONDS = 0.01
 
 
 def now_iso():
@@ -66,57 +61,6 @@ def now_iso():
 
 def block_sigint_in_this_thread():
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-
-
-class InterruptRelay:
-    """Sees that a SIGINT sent during a cell reaches it.
-
-    Python's C handler only flags a signal; the main thread runs the Python handler between
-    bytecodes. A SIGINT that lands after the main thread's last look and before it blocks in a
-    system call (`time.sleep`) interrupts nothing, and the cell sleeps on. Python writes each
-    signal's number to its wakeup fd as it flags it; the worker writes markers into the same pipe
-    when a cell starts and ends and when its handler has run. Read in that one order, a SIGINT
-    during a cell that no handler run follows within INTERRUPT_RETRY_SECONDS is sent to the main
-    thread again, which ends the wait."""
-
-    CELL_STARTED = 0xFE
-    CELL_ENDED = 0xFF
-    SIGINT_HANDLED = 0xFD
-
-    def __init__(self, handler):
-        self.handler = handler
-        self.read_fd, self.write_fd = os.pipe()
-        os.set_blocking(self.read_fd, False)
-        os.set_blocking(self.write_fd, False)
-        signal.signal(signal.SIGINT, handler)
-        signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False)
-        threading.Thread(target=self.relay, name="interrupts", daemon=True).start()
-
-    def mark(self, marker):
-        # A full pipe (the relay stalled) drops the marker as Python drops signal numbers.
-        with contextlib.suppress(BlockingIOError):
-            os.write(self.write_fd, bytes([marker]))
-
-    def relay(self):
-        block_sigint_in_this_thread()
-        main_thread = threading.main_thread().ident
-        in_cell = unhandled = False
-        while True:
-            timeout = INTERRUPT_RETRY_SECONDS if unhandled else None
-            readable, _, _ = select.select([self.read_fd], [], [], timeout)
-            if not readable:
-                # Not when the user's code has put its own handler in place: it decides.
-                unhandled = signal.getsignal(signal.SIGINT) is self.handler
-                if unhandled:
-                    signal.pthread_kill(main_thread, signal.SIGINT)
-                continue
-            for byte in os.read(self.read_fd, 4096):
-                if byte in (self.CELL_STARTED, self.CELL_ENDED):
-                    in_cell, unhandled = byte == self.CELL_STARTED, False
-                elif byte == self.SIGINT_HANDLED:
-                    unhandled = False
-                elif byte == signal.SIGINT and in_cell:
-                    unhandled = True
 
 
 class Protocol:
@@ -411,7 +355,7 @@ class Worker:
         self.cell_interrupted = False
         # A Python handler at all times rather than SIG_IGN between cells, which processes
         # started meanwhile would inherit.
-        self.interrupts = InterruptRelay(self.on_sigint)
+        signal.signal(signal.SIGINT, self.on_sigint)
         self.shell = SandbarShell.instance(protocol=self.protocol, config=shell_config())
         sandbar_formatters.install(self.shell)
 
@@ -430,8 +374,11 @@ class Worker:
             self.execute(request_id, code, bool(request.get("silent", False)))
 
     def on_sigint(self, signum, frame):
-        """Interrupts the running cell, once: the relay's repeats are not new interrupts."""
-        self.interrupts.mark(InterruptRelay.SIGINT_HANDLED)
+        """Interrupts the running cell, once. The server sends SIGINT again until the cell ends,
+        since one can land where Python cannot act on it: Python's C handler only flags the
+        signal, and one landing after the main thread's last look and before it blocks in a
+        system call (`time.sleep`) interrupts nothing. Those repeats must not reach the code
+        that caught the first."""
         if self.cell_running and not self.cell_interrupted:
             self.cell_interrupted = True
             raise KeyboardInterrupt
@@ -445,7 +392,6 @@ class Worker:
         self.cell_interrupted = False
         self.cell_running = True
         try:
-            self.interrupts.mark(InterruptRelay.CELL_STARTED)
             if not silent:
                 self.protocol.emit(
                     {
@@ -461,7 +407,6 @@ class Worker:
             self.cell_running = False
             failed = True
             shell.cell_error = {"name": "KeyboardInterrupt", "value": "", "traceback": ""}
-        self.interrupts.mark(InterruptRelay.CELL_ENDED)
         self.finish(request_id, failed)
 
     def finish(self, request_id, failed):

@@ -9,6 +9,9 @@ const workerScript = fileURLToPath(
 // (scripts/setup.sh); a `python3` earlier on PATH (pyenv) may lack them.
 const python = process.env.SANDBAR_TEST_PYTHON ?? '/usr/bin/python3'
 
+/** How the server would start this worker (kernels/kernel.ts). */
+export const pythonWorkerCommand = { command: python, args: ['-u', workerScript] }
+
 export type WorkerEvent = {
   id?: number
   type: string
@@ -29,7 +32,9 @@ export class PythonWorker {
   private buffered = ''
 
   constructor() {
-    this.process = spawn(python, ['-u', workerScript], { stdio: 'pipe' })
+    this.process = spawn(pythonWorkerCommand.command, pythonWorkerCommand.args, {
+      stdio: 'pipe',
+    })
     this.process.stdout.setEncoding('utf8')
     this.process.stdout.on('data', (chunk: string) => {
       this.buffered += chunk
