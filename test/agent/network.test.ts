@@ -8,6 +8,7 @@ import { EgressPolicyError } from '../../src/agent/network/egress-policy.js'
 import { vethMacAddress } from '../../src/agent/network/ip-commands.js'
 import type { EgressPolicy, NetworkManager } from '../../src/agent/network/network.js'
 import { createNetworkManager } from '../../src/agent/network/network-manager.js'
+import { mountsUnder } from '../../src/agent/rootfs/mountinfo.js'
 import {
   createOutside,
   forceRemove,
@@ -222,6 +223,8 @@ describe('network manager', () => {
     await manager.teardown('gone')
     await manager.teardown('gone')
     expect(await netnsWithPrefix(prefix)).toEqual([])
+    // The netns's bind mount is off the host's mount table, not only its file gone.
+    expect(await mountsUnder(network.netnsPath)).toEqual([])
     expect(await linksWithPrefix(prefix)).toEqual([])
     const table = await runHostCommand('nft', ['-j', 'list', 'table', 'inet', nftTableName(prefix)])
     expect(table).not.toContain(network.hostVeth)

@@ -101,10 +101,6 @@ export function batchArgs(netns?: string): string[] {
   return netns === undefined ? ['-batch', '-'] : ['-n', netns, '-batch', '-']
 }
 
-export function netnsDeleteArgs(netns: string): string[] {
-  return ['netns', 'delete', netns]
-}
-
 /** Deleting one end removes the pair at once, even while a process still holds the netns. */
 export function linkDeleteArgs(name: string): string[] {
   return ['link', 'delete', name]

@@ -4,7 +4,6 @@ import {
   defaultRouteArgs,
   hostSetupBatch,
   linkDeleteArgs,
-  netnsDeleteArgs,
   netnsListArgs,
   sandboxSetupBatch,
   vethMacAddress,
@@ -62,7 +61,6 @@ describe('ip commands', () => {
   it('builds argv', () => {
     expect(batchArgs()).toEqual(['-batch', '-'])
     expect(batchArgs('sb-x')).toEqual(['-n', 'sb-x', '-batch', '-'])
-    expect(netnsDeleteArgs('sb-x')).toEqual(['netns', 'delete', 'sb-x'])
     expect(linkDeleteArgs('sbh1')).toEqual(['link', 'delete', 'sbh1'])
     expect(netnsListArgs()).toEqual(['-j', 'netns', 'list'])
     expect(defaultRouteArgs()).toEqual(['-j', 'route', 'show', 'default'])
