@@ -20,8 +20,8 @@ import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
 import {
   createUserNamespace,
   namespaceOwner,
-  removeUserNamespace,
   USER_NAMESPACE_HELPER,
+  unpinNamespace,
 } from './user-namespace.js'
 import { stageVolumeMounts } from './volumes/volume-stage.js'
 
@@ -238,7 +238,7 @@ export async function remountSandboxRoot(
 ): Promise<void> {
   const paths = sandboxPaths(parts.records, record.sandboxID)
   if (await isMounted(paths.rootfs)) return
-  await removeUserNamespace(paths.userns)
+  await unpinNamespace(paths.userns)
   await detachStages(paths.layers)
   await settleAll([
     createUserNamespace({
@@ -305,7 +305,7 @@ export async function stopSandboxHost(parts: HostParts, sandboxID: string): Prom
   const runtimes = record ? [parts.runtimes.get(record.runtime)] : await parts.runtimes.withState()
   for (const runtime of runtimes) await runtime.remove(names.container)
   const paths = sandboxPaths(parts.records, sandboxID)
-  await removeUserNamespace(paths.userns)
+  await unpinNamespace(paths.userns)
   // Left mounted only by a crash while the runtime started the container (netns-sysfs.ts).
   await unmountNetnsSysfs(netnsSysfsDir(paths.bundle))
   await unmountAll(paths.rootfs)

@@ -109,8 +109,11 @@ export async function pinNamespace(pid: number, kind: 'user' | 'net', file: stri
   await runHostCommand('mount', ['--bind', `/proc/${pid}/ns/${kind}`, file])
 }
 
-/** Unpins the namespace (it ends with the sandbox's last process) and removes the file. */
-export async function removeUserNamespace(file: string): Promise<void> {
+/**
+ * Unpins the namespace bound on `file` (it ends with the last process in it, as the kernel
+ * frees it once nothing holds it) and removes the file: what `ip netns delete` does for a netns.
+ */
+export async function unpinNamespace(file: string): Promise<void> {
   await unmountAll(file)
   await rm(file, { force: true })
 }

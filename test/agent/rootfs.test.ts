@@ -32,8 +32,8 @@ import { unmountAll } from '../../src/agent/rootfs/unmount.js'
 import {
   createUserNamespace,
   OWNER_BASE,
-  removeUserNamespace,
   USER_NAMESPACE_HELPER,
+  unpinNamespace,
 } from '../../src/agent/user-namespace.js'
 import { ensureTestBaseLayer, testLayerStore } from './base-layer.js'
 import { TEST_ID_MAP } from './runtime-fixture.js'
@@ -182,7 +182,7 @@ describe('base template', () => {
     } finally {
       await unmountAll(paths.target)
       await detachStages(stageDir)
-      await removeUserNamespace(userNamespace)
+      await unpinNamespace(userNamespace)
     }
     expect(await mountsUnder(scratch)).toEqual([])
   })

@@ -17,8 +17,8 @@ import type {
 import {
   createUserNamespace,
   OWNER_BASE,
-  removeUserNamespace,
   USER_NAMESPACE_HELPER,
+  unpinNamespace,
 } from '../../src/agent/user-namespace.js'
 import { stageVolumeMounts } from '../../src/agent/volumes/volume-stage.js'
 import {
@@ -257,7 +257,7 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
         // The container first: while it runs it holds the volume's file system.
         for (const container of await runtime.list()) await runtime.remove(container.id)
         await detachStages(stageDir)
-        await removeUserNamespace(userNamespace)
+        await unpinNamespace(userNamespace)
         await removeTestVolume(volume)
       }
     })
