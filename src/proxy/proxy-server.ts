@@ -8,6 +8,7 @@ import {
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { browserPage, isBrowserNavigation } from './browser-page.js'
+import { coalesceWrites } from './coalesce-writes.js'
 import { endToEndHeaders, isTls, upstreamHeaders } from './forward-headers.js'
 import type { ProxyOptions } from './index.js'
 import { asProxyError, type ProxyError, proxyErrors } from './proxy-errors.js'
@@ -120,6 +121,11 @@ async function forward(
     tls: isTls(req.socket),
     maskRequestHost: sandbox.maskRequestHost,
   })
+  // A body that has all arrived (a small request comes in one read) leaves in one write with
+  // the headers, and with its length, which servers that read no chunked body (Python's
+  // http.server) need.
+  const body = arrivedBody(req)
+  if (body !== undefined && body.length > 0) headers['Content-Length'] = body.length
   let upstream: Awaited<ReturnType<typeof openUpstream>>
   try {
     upstream = await openUpstream({
@@ -129,6 +135,8 @@ async function forward(
       method: req.method ?? 'GET',
       path,
       headers,
+      body,
+      headersWithBody: req.readableLength > 0,
     })
   } catch (error: unknown) {
     context.options.logger.debug({ sandboxID: sandbox.sandboxID, err: error }, 'port not open')
@@ -142,6 +150,7 @@ async function forward(
       if (Object.keys(answer.trailers).length > 0) res.addTrailers(answer.trailers)
     })
     res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEndHeaders(answer.headers))
+    coalesceWrites(answer, res)
     // A streamed answer (no length) gets its status line and headers at once: a server
     // stream's first message may be far off. A sized one leaves with its first bytes.
     if (answer.headers['content-length'] === undefined) res.flushHeaders()
@@ -164,7 +173,18 @@ async function forward(
   // Either side failing ends the other; `on`, as a stream may report more than one error.
   req.on('error', () => upstream.destroy())
   res.on('error', () => upstream.destroy())
-  req.pipe(upstream)
+  if (body === undefined) {
+    coalesceWrites(req, upstream)
+    req.pipe(upstream)
+  }
+}
+
+/** The request's whole body when it has all arrived already; undefined while more is to come. */
+function arrivedBody(req: IncomingMessage): Buffer | undefined {
+  if (!req.complete) return undefined
+  const chunks: Buffer[] = []
+  for (let chunk: Buffer | null = req.read(); chunk !== null; chunk = req.read()) chunks.push(chunk)
+  return Buffer.concat(chunks)
 }
 
 function sendError(res: ServerResponse, error: ProxyError): void {

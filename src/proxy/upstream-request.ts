@@ -15,6 +15,10 @@ export interface UpstreamOptions {
   method: string
   path: string
   headers: OutgoingHttpHeaders
+  /** The whole request body, when it has all arrived: it leaves with the headers, in one write. */
+  body?: Buffer
+  /** The caller has the body's first bytes in hand, and the headers leave with them. */
+  headersWithBody?: boolean
 }
 
 // A service just started in a sandbox (or envd forwarding a localhost-bound one, §3.1 "Port
@@ -25,7 +29,8 @@ const DIAL_RETRY_MS = 100
 
 /**
  * Opens a request to a sandbox port and resolves once its connection is established, so the
- * caller can start streaming the body knowing a refused port will not swallow it.
+ * caller can start streaming the body knowing a refused port will not swallow it. A request
+ * sent with its whole `body` is already complete.
  */
 export async function openUpstream(options: UpstreamOptions): Promise<ClientRequest> {
   for (let attempt = 1; ; attempt++) {
@@ -48,9 +53,11 @@ function connect(options: UpstreamOptions): Promise<ClientRequest> {
       path: options.path,
       headers: options.headers,
     })
-    // Headers go out at once, before any body byte: a sandbox may answer a request whose body
-    // is still to come (a Connect stream whose first message waits on the answer).
-    upstream.flushHeaders()
+    // Without body bytes to carry them, the headers go out at once: a sandbox may answer a
+    // request whose body is still to come (a Connect stream whose first message waits on the
+    // answer).
+    if (options.body !== undefined) upstream.end(options.body)
+    else if (options.headersWithBody !== true) upstream.flushHeaders()
     const onError = (error: Error): void => reject(error)
     upstream.once('error', onError)
     upstream.once('socket', (socket) => {

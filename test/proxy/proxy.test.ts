@@ -1,4 +1,5 @@
 import { type ClientRequest, request } from 'node:http'
+import { connect } from 'node:net'
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
@@ -169,6 +170,16 @@ describe('streaming', () => {
     expect(peak - before).toBeLessThan(100 * 1024 * 1024)
   })
 
+  it('forwards a body that arrived whole with its length, for servers that read no chunks', async () => {
+    const head = `POST /request HTTP/1.1\r\nhost: ${portA}-isbxa.${DOMAIN}\r\nconnection: close\r\n`
+    const chunked = 'transfer-encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n'
+    const answer = await sendRaw(proxyPort, head + chunked)
+    const seen = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
+    expect(seen.body).toBe('hello world')
+    expect(seen.headers['content-length']).toBe('11')
+    expect(seen.headers['transfer-encoding']).toBeUndefined()
+  })
+
   it('streams a request body and its response at the same time', async () => {
     const req = request({
       host: '127.0.0.1',
@@ -235,3 +246,12 @@ describe('WebSocket', () => {
     expect(status).toBe(502)
   })
 })
+
+/** Writes `raw` to the proxy in one write, as a client whose request fits one packet, and reads the whole answer. */
+async function sendRaw(port: number, raw: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1')
+  socket.write(raw)
+  const chunks: Buffer[] = []
+  for await (const chunk of socket) chunks.push(chunk)
+  return Buffer.concat(chunks).toString()
+}

@@ -67,6 +67,15 @@ function upstream(name: string): Server {
       res.end(JSON.stringify(req.headers))
       return
     }
+    if (req.url === '/request') {
+      const chunks: Buffer[] = []
+      req.on('data', (chunk: Buffer) => chunks.push(chunk))
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json')
+        res.end(JSON.stringify({ headers: req.headers, body: Buffer.concat(chunks).toString() }))
+      })
+      return
+    }
     if (req.url === '/echo') {
       res.writeHead(200, { 'content-type': 'application/connect+json' })
       res.flushHeaders()
