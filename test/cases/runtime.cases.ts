@@ -359,6 +359,17 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
       await fresh.remove(`${prefix}-none`)
     })
 
+    it('removes a container whose processes have all ended', async () => {
+      const { runtime, start, prefix } = await setup()
+      const { id, pid } = await start('exit 3')
+      const deadline = Date.now() + FILE_TIMEOUT_MS
+      while (isLive(pid) && Date.now() < deadline) await sleep(20)
+      expect(isLive(pid)).toBe(false)
+      await runtime.remove(id)
+      expect(await runtime.state(id)).toBeUndefined()
+      expect(await leftoverCgroupDirs(cgroupPathOf(prefix, id))).toEqual([])
+    })
+
     it('removes a paused container', async () => {
       const { runtime, start, prefix } = await setup()
       const { id, pid } = await start('sleep 1000')

@@ -26,6 +26,8 @@ const V1_FIRST_TRY_MS = 20
  */
 export interface CgroupFreezer {
   setFrozen(frozen: boolean): Promise<void>
+  /** Whether the cgroup is frozen, or on its way there; throws when the cgroup is gone. */
+  isFrozen(): boolean
 }
 
 /** The freezer of the cgroup at `cgroupsPath` (an OCI `cgroupsPath`), on this host's cgroups. */
@@ -44,6 +46,7 @@ export async function cgroupFreezer(cgroupsPath: string): Promise<CgroupFreezer>
         if (frozen) write(false)
         throw notDoneError(cgroupsPath, frozen)
       },
+      isFrozen: () => readFileSync(join(dir, 'cgroup.freeze'), 'utf8').trim() === '1',
     }
   }
   const state = join(await v1FreezerDir(mode.mountPoints, cgroupsPath), 'freezer.state')
@@ -52,6 +55,7 @@ export async function cgroupFreezer(cgroupsPath: string): Promise<CgroupFreezer>
       if (frozen ? await freezeV1(state) : await thawV1(state)) return
       throw notDoneError(cgroupsPath, frozen)
     },
+    isFrozen: () => readFileSync(state, 'utf8').trim() !== 'THAWED',
   }
 }
 
