@@ -217,9 +217,13 @@ class HostAgent implements Agent {
       const log = config.logger.child({ sandboxID: request.sandboxID })
       try {
         // A snapshot's restore wires the netns it makes; the container's own is not used.
-        const address = await startSandboxHost(this.parts, record, layers, request.volumeMounts, {
-          wire: snapshot === undefined,
-        })
+        const { address, initPid } = await startSandboxHost(
+          this.parts,
+          record,
+          layers,
+          request.volumeMounts,
+          { wire: snapshot === undefined },
+        )
         const waitingCpuWeight =
           request.warm === true
             ? await lowerCpuWeight(hostNames(config.prefix, request.sandboxID).cgroupPath)
@@ -240,7 +244,7 @@ class HostAgent implements Agent {
             snapshot.envdControlSecret,
           )
         } else {
-          await this.bootEnvd(record, url, init, template, log)
+          await this.bootEnvd(record, { url, initPid }, init, template, log)
         }
         const target = { url, accessToken: request.accessToken }
         if (request.warm === true) await takeFirstCommandPath(target, template)
@@ -488,24 +492,14 @@ class HostAgent implements Agent {
    */
   private async bootEnvd(
     record: SandboxRecord,
-    url: string,
+    { url, initPid }: { url: string; initPid: number },
     init: EnvdInit,
     template: BootSettings,
     log: Logger,
   ): Promise<void> {
-    const runtime = this.parts.runtimes.get(record.runtime)
-    // Asked once, the runtime names the container's init; whether that PID lives answers the
-    // later checks without spawning the runtime's CLI on this process's thread each time.
-    let initPid: number | undefined
     await waitForEnvd(url, {
       timeoutMs: this.parts.config.envdStartTimeoutMs ?? ENVD_START_TIMEOUT_MS,
-      stillStarting: async () => {
-        if (initPid === undefined) {
-          const state = await runtime.state(this.containerID(record.sandboxID))
-          initPid = state?.status === 'running' ? state.pid : 0
-        }
-        return initPid !== 0 && isProcessRunning(initPid)
-      },
+      stillStarting: () => isProcessRunning(initPid),
     })
     await initLockedEnvd(url, init, record.envdControlSecret ?? '')
     if (template.startCmd !== undefined) {
@@ -518,11 +512,15 @@ class HostAgent implements Agent {
     const { boot } = record
     if (boot === undefined) throw new Error(`sandbox '${record.sandboxID}' has no boot settings`)
     try {
-      const address = await startSandboxHost(this.parts, record, this.layerDirs(record), [], {
-        existingDisk: true,
-      })
+      const { address, initPid } = await startSandboxHost(
+        this.parts,
+        record,
+        this.layerDirs(record),
+        [],
+        { existingDisk: true },
+      )
       const init = { envVars: record.envVars, accessToken: record.accessToken, ...boot }
-      await this.bootEnvd(record, envdURL(address), init, boot, log)
+      await this.bootEnvd(record, { url: envdURL(address), initPid }, init, boot, log)
     } catch (error) {
       // Paused without processes as before, to be booted again by the next resume.
       await stopSandboxHost(this.parts, record.sandboxID)

@@ -37,7 +37,7 @@ export async function waitForEnvd(url: string, options: EnvdWait): Promise<void>
 
 interface EnvdWait {
   timeoutMs: number
-  stillStarting: () => Promise<boolean>
+  stillStarting: () => boolean
 }
 
 async function pollHealth(url: string, options: EnvdWait): Promise<void> {
@@ -56,8 +56,7 @@ async function pollHealth(url: string, options: EnvdWait): Promise<void> {
     const pace = now - started < QUICK_START_MS ? 'quick' : 'slow'
     if (now >= nextAliveCheck) {
       nextAliveCheck = now + ALIVE_CHECK_MS[pace]
-      if (!(await options.stillStarting()))
-        throw new Error(`the sandbox stopped before envd answered`)
+      if (!options.stillStarting()) throw new Error(`the sandbox stopped before envd answered`)
     }
     const pause = Math.min(POLL_MS[pace] * polling, MAX_POLL_MS)
     await new Promise((resolve) => setTimeout(resolve, pause))

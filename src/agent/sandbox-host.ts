@@ -60,9 +60,15 @@ export function sandboxPaths(records: SandboxRecords, sandboxID: string) {
   }
 }
 
+export interface StartedSandboxHost {
+  address: string
+  initPid: number
+}
+
 /**
  * Builds a sandbox's host objects in dependency order: network, overlay root, staged volumes,
- * container; returns the sandbox's address. The caller removes whatever exists if this
+ * container; returns the sandbox's address and its container's init PID (envd's, under tini).
+ * The caller removes whatever exists if this
  * throws. With `existingDisk` the sandbox boots again over the disk it had (stopSandboxHost
  * left it), else over a new one. Without `wire` its netns stays unwired: a restore replaces
  * the container's processes and their netns (sandbox-checkpoint.ts).
@@ -75,7 +81,7 @@ export async function startSandboxHost(
   /** Checked beforehand (checkVolumeMounts). */
   volumeMounts: readonly VolumeMount[] = [],
   { existingDisk = false, wire = true }: { existingDisk?: boolean; wire?: boolean } = {},
-): Promise<string> {
+): Promise<StartedSandboxHost> {
   const { config } = parts
   const names = hostNames(config.prefix, record.sandboxID)
   const paths = sandboxPaths(parts.records, record.sandboxID)
@@ -148,11 +154,14 @@ export async function startSandboxHost(
   })
   // Once `run` settles, the container's init holds its own descriptor of the file and its own
   // binds of the volumes, or failed.
-  await started.finally(async () => {
+  const initPid = await started.finally(async () => {
     await handover.close()
     await detachStages(paths.volumes)
   })
-  return createAddressPool(config.addressPool).addresses(record.slot).sandboxAddress
+  return {
+    address: createAddressPool(config.addressPool).addresses(record.slot).sandboxAddress,
+    initPid,
+  }
 }
 
 /**

@@ -262,12 +262,15 @@ export function runRuntimeCases({ name, newRuntime }: RuntimeCaseOptions): void 
       }
     })
 
-    it('lists what runs', async () => {
+    it('lists what runs, each with the init PID its run answered', async () => {
       const { runtime, start } = await setup()
       const first = await start('sleep 1000')
       const second = await start('sleep 1000')
       const listed = await runtime.list()
-      expect(listed.map((state) => state.id).sort()).toEqual([first.id, second.id].sort())
+      const byID = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id)
+      expect(listed.map(({ id, pid }) => ({ id, pid })).sort(byID)).toEqual(
+        [first, second].map(({ id, pid }) => ({ id, pid })).sort(byID),
+      )
       expect(listed.every((state) => state.status === 'running')).toBe(true)
     })
 
@@ -402,7 +405,7 @@ async function newWorld(newRuntime: (stateRoot: string) => Runtime, rootfs: stri
     await mkdir(bundleDir)
     const netnsPath = await addNetns(id)
     const runStarted = performance.now()
-    await runtime.run({
+    const pid = await runtime.run({
       id,
       bundleDir,
       outputFile: join(bundleDir, 'output.log'),
@@ -418,7 +421,6 @@ async function newWorld(newRuntime: (stateRoot: string) => Runtime, rootfs: stri
       ...(options.bootIdFile === undefined ? {} : { bootIdFile: options.bootIdFile }),
     })
     const runMs = performance.now() - runStarted
-    const pid = (await runtime.state(id))?.pid ?? 0
     started.push({ id, pid, netns: id })
     return { id, pid, runMs }
   }

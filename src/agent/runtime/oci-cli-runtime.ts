@@ -61,6 +61,9 @@ export const SECCOMP_BPF_ANNOTATION = 'run.oci.seccomp_bpf_data'
 
 const bundleConfigSchema = z.object({ linux: z.object({ cgroupsPath: z.string() }) })
 
+/** Where `run` has the runtime write the container's init PID, in its bundle. */
+const INIT_PID_FILE = 'init.pid'
+
 /** A container to remove: its cgroups (undefined where its bundle is unreadable), paused or not. */
 interface RemovalTarget {
   cgroupsPath: string | undefined
@@ -106,7 +109,7 @@ export class OciCliRuntime implements Runtime {
     }
   }
 
-  async run(spec: ContainerSpec): Promise<void> {
+  async run(spec: ContainerSpec): Promise<number> {
     const config = buildOciSpec(spec, this.#flavor.specOptions)
     const profile = JSON.stringify(config.linux.seccomp)
     const compiled = this.#compiledSeccomp.get(profile)
@@ -114,7 +117,8 @@ export class OciCliRuntime implements Runtime {
     if (compiled !== undefined) config.annotations = { [SECCOMP_BPF_ANNOTATION]: compiled }
     await writeFile(join(spec.bundleDir, 'config.json'), JSON.stringify(config))
     this.#cgroupsPaths.set(spec.id, spec.cgroupsPath)
-    const args = this.#args({ op: 'run', id: spec.id, bundleDir: spec.bundleDir })
+    const pidFile = join(spec.bundleDir, INIT_PID_FILE)
+    const args = this.#args({ op: 'run', id: spec.id, bundleDir: spec.bundleDir, pidFile })
     const command = await this.#flavor.launchRun(args)
     const sysfs = needsNetnsSysfs(this.#flavor.specOptions)
       ? netnsSysfsDir(spec.bundleDir)
@@ -132,6 +136,7 @@ export class OciCliRuntime implements Runtime {
     }
     if (compiled === undefined) await this.#keepCompiledSeccomp(spec.id, profile)
     this.#logger.debug({ containerID: spec.id }, 'container running')
+    return readInitPid(pidFile)
   }
 
   /**
@@ -271,6 +276,12 @@ async function writeRestoredInit(file: string, pid: number): Promise<void> {
   const temp = `${file}.restored`
   await writeFile(temp, JSON.stringify({ ...status, pid, 'process-start-time': startTime }))
   await rename(temp, file)
+}
+
+async function readInitPid(file: string): Promise<number> {
+  const pid = Number((await readFile(file, 'utf8')).trim())
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new Error(`no init PID in ${file}`)
+  return pid
 }
 
 function toState(record: ContainerRecord): ContainerState {

@@ -1,6 +1,6 @@
 /** One invocation of an OCI runtime CLI (the crun/runc/runsc commands Sandbar uses). */
 export type RuntimeOperation =
-  | { op: 'run'; id: string; bundleDir: string }
+  | { op: 'run'; id: string; bundleDir: string; pidFile: string }
   | { op: 'state'; id: string }
   | { op: 'list' }
   | { op: 'pause'; id: string }
@@ -23,8 +23,12 @@ export function runtimeArgs(
 function operationArgs(operation: RuntimeOperation): string[] {
   switch (operation.op) {
     case 'run':
-      // --detach: return once the init runs instead of waiting for it to exit.
-      return ['run', '--detach', '--bundle', operation.bundleDir, operation.id]
+      // --detach: return once the init runs instead of waiting for it to exit; --pid-file:
+      // where the init's PID is then, for the caller to watch without another runtime call.
+      return [
+        ...['run', '--detach', '--pid-file', operation.pidFile],
+        ...['--bundle', operation.bundleDir, operation.id],
+      ]
     case 'state':
       return ['state', operation.id]
     case 'list':

@@ -82,8 +82,11 @@ export interface ContainerCheckpoints {
 export interface Runtime {
   readonly name: RuntimeName
   readonly gaps: RuntimeGaps
-  /** Writes the bundle and starts the container detached; resolves once its init runs. */
-  run(spec: ContainerSpec): Promise<void>
+  /**
+   * Writes the bundle and starts the container detached; resolves once its init runs, with the
+   * init's PID (on the host).
+   */
+  run(spec: ContainerSpec): Promise<number>
   /** The container's state, or undefined when the runtime does not know it. */
   state(id: string): Promise<ContainerState | undefined>
   /** All containers in this runtime's state directory. */

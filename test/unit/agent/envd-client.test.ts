@@ -101,14 +101,14 @@ describe('waiting for envd', () => {
     const started = Date.now()
     await waitForEnvd(url, {
       timeoutMs: 5_000,
-      stillStarting: async () => {
+      stillStarting: () => {
         checks++
         return true
       },
     })
     const elapsed = Date.now() - started
     expect(elapsed).toBeGreaterThanOrEqual(200)
-    // Polled every 5 ms, but the runtime is asked about the container every 100 ms.
+    // Polled every 5 ms, but the container checked every 100 ms.
     expect(checks).toBeGreaterThanOrEqual(1)
     expect(checks).toBeLessThanOrEqual(Math.floor(elapsed / 100))
   })
@@ -117,15 +117,15 @@ describe('waiting for envd', () => {
     const url = await healthAfter(60_000)
     const started = Date.now()
     await expect(
-      waitForEnvd(url, { timeoutMs: 5_000, stillStarting: async () => false }),
+      waitForEnvd(url, { timeoutMs: 5_000, stillStarting: () => false }),
     ).rejects.toThrow('the sandbox stopped before envd answered')
     expect(Date.now() - started).toBeLessThan(1_000)
   })
 
   it('gives up at the deadline', async () => {
     const url = await healthAfter(60_000)
-    await expect(
-      waitForEnvd(url, { timeoutMs: 150, stillStarting: async () => true }),
-    ).rejects.toThrow(`envd at ${url} did not answer within 150 ms`)
+    await expect(waitForEnvd(url, { timeoutMs: 150, stillStarting: () => true })).rejects.toThrow(
+      `envd at ${url} did not answer within 150 ms`,
+    )
   })
 })

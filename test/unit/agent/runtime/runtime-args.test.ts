@@ -14,12 +14,15 @@ describe('runtimeArgs', () => {
     ])
   })
 
-  it('runs detached from a bundle', () => {
-    expect(runtimeArgs(root, [], { op: 'run', id: 'c1', bundleDir: '/b/c1' })).toEqual([
+  it('runs detached from a bundle, writing the init PID to a file', () => {
+    const run = { op: 'run', id: 'c1', bundleDir: '/b/c1', pidFile: '/b/c1/init.pid' } as const
+    expect(runtimeArgs(root, [], run)).toEqual([
       '--root',
       root,
       'run',
       '--detach',
+      '--pid-file',
+      '/b/c1/init.pid',
       '--bundle',
       '/b/c1',
       'c1',
