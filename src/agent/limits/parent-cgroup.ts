@@ -43,12 +43,16 @@ export async function limitParentCgroup(cgroupPath: string, limits: ParentCgroup
   await writeLimit(cpu, cgroupPath, 'cpu', weight.file, weight.value)
 }
 
+let cpuHierarchy: Promise<MountEntry> | undefined
+
 /**
  * The file holding the CPU weight of the cgroup at `cgroupPath`: `cpu.shares` in the v1 cpu
  * hierarchy, else v2's `cpu.weight`.
  */
 export async function cpuWeightFile(cgroupPath: string): Promise<string> {
-  const cpu = hierarchyOf(await readMounts(), 'cpu')
+  // Found once, as readCgroupMode finds the cgroup mounts.
+  cpuHierarchy ??= readMounts().then((mounts) => hierarchyOf(mounts, 'cpu'))
+  const cpu = await cpuHierarchy
   const weight = cpu.fsType === 'cgroup2' ? PARENT_CPU.v2 : PARENT_CPU.v1
   return path.join(cpu.mountPoint, cgroupPath, weight.file)
 }

@@ -45,8 +45,16 @@ export function parseCgroupMode(mountinfo: string): CgroupMode {
   throw new Error('no cgroup file system is mounted')
 }
 
-export async function readCgroupMode(): Promise<CgroupMode> {
-  return parseCgroupMode(await readFile('/proc/self/mountinfo', 'utf8'))
+let hostCgroupMode: Promise<CgroupMode> | undefined
+
+/**
+ * The host's cgroup mounts, read once: nothing remounts them while the agent runs, and the
+ * mount table they are read from grows with every sandbox, while a create and a kill each ask
+ * several times.
+ */
+export function readCgroupMode(): Promise<CgroupMode> {
+  hostCgroupMode ??= readFile('/proc/self/mountinfo', 'utf8').then(parseCgroupMode)
+  return hostCgroupMode
 }
 
 /** mountinfo escapes space, tab, newline and backslash as octal (`\040`). */
