@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import * as z from 'zod/mini'
 import { ENVD_CONTROL_HEADER, ENVD_PORT } from '../envd/index.js'
 
@@ -44,12 +45,11 @@ async function pollHealth(url: string, options: EnvdWait): Promise<void> {
   const started = Date.now()
   const deadline = started + options.timeoutMs
   let nextAliveCheck = started + ALIVE_CHECK_MS.quick
+  const target = new URL(url)
   for (;;) {
-    const healthy = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
-      (response) => response.status === 204,
-      () => false,
-    )
-    if (healthy) return
+    // Most polls find the port still closed; a connect learns that for ~55 µs of this
+    // thread's CPU, where a refused fetch took ~400.
+    if ((await accepts(target)) && (await answersHealthy(url))) return
     const now = Date.now()
     if (now > deadline)
       throw new Error(`envd at ${url} did not answer within ${options.timeoutMs} ms`)
@@ -61,6 +61,27 @@ async function pollHealth(url: string, options: EnvdWait): Promise<void> {
     const pause = Math.min(POLL_MS[pace] * polling, MAX_POLL_MS)
     await new Promise((resolve) => setTimeout(resolve, pause))
   }
+}
+
+/** Whether something accepts TCP connections at `target`'s host and port. */
+function accepts(target: URL): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: target.hostname, port: Number(target.port) })
+    socket.setTimeout(1_000, () => socket.destroy())
+    socket.once('connect', () => {
+      resolve(true)
+      socket.destroy()
+    })
+    socket.once('error', () => undefined)
+    socket.once('close', () => resolve(false))
+  })
+}
+
+function answersHealthy(url: string): Promise<boolean> {
+  return fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
+    (response) => response.status === 204,
+    () => false,
+  )
 }
 
 /** What the agent pushes to envd after boot (wire contract §3.3 `/init`). */

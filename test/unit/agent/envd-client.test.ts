@@ -113,6 +113,18 @@ describe('waiting for envd', () => {
     expect(checks).toBeLessThanOrEqual(Math.floor(elapsed / 100))
   })
 
+  it('waits for envd to listen at all, then for /health', async () => {
+    const url = await healthAfter(0)
+    const port = Number(new URL(url).port)
+    await new Promise((resolve) => server?.close(resolve))
+    const started = Date.now()
+    const waited = waitForEnvd(url, { timeoutMs: 5_000, stillStarting: () => true })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    server?.listen(port, '127.0.0.1')
+    await waited
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200)
+  })
+
   it('fails fast when the container died', async () => {
     const url = await healthAfter(60_000)
     const started = Date.now()
