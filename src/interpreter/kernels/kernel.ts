@@ -64,8 +64,18 @@ export class Kernel {
     return this.ready
   }
 
-  async execute(code: string, silent: boolean, onEvent: EventListener): Promise<DoneStatus> {
+  /**
+   * Runs `code` once the worker is ready. A `signal` that fired while the worker (re)started
+   * runs nothing ('abort'); once the run is sent, an abort is the caller's `interrupt()`.
+   */
+  async execute(
+    code: string,
+    silent: boolean,
+    onEvent: EventListener,
+    signal?: AbortSignal,
+  ): Promise<DoneStatus> {
     await this.ready
+    if (signal?.aborted) return 'abort'
     const id = this.nextId++
     const done = new Promise<DoneStatus>((resolve) => this.pending.set(id, { onEvent, resolve }))
     this.child?.stdin?.write(`${JSON.stringify({ id, code, silent })}\n`)

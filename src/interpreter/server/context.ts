@@ -101,9 +101,10 @@ export class Context {
     const interrupt = () => this.kernel.interrupt()
     request.signal.addEventListener('abort', interrupt)
     try {
-      // A client gone while the run waited in the queue gets nothing run for it.
+      // A client gone while the run waited in the queue, or for a restarting worker, gets
+      // nothing run for it.
       if (request.signal.aborted) return 'abort'
-      return await this.kernel.execute(request.code, false, request.onEvent)
+      return await this.kernel.execute(request.code, false, request.onEvent, request.signal)
     } finally {
       request.signal.removeEventListener('abort', interrupt)
       for (const name of Object.keys(request.envVars)) {

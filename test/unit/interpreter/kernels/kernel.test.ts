@@ -1,7 +1,7 @@
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { Kernel, type WorkerCommand } from '../../../../src/interpreter/kernels/kernel.js'
-import type { WorkerEvent } from '../../../../src/interpreter/kernels/worker-event.js'
+import type { DoneStatus, WorkerEvent } from '../../../../src/interpreter/kernels/worker-event.js'
 import { pythonWorkerCommand } from '../python-worker.js'
 
 const javascriptWorkerCommand: WorkerCommand = {
@@ -16,6 +16,36 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   })
   return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
+
+describe('a kernel whose worker restarts', () => {
+  it('runs nothing for a client gone while it waited for the new worker', async () => {
+    const kernel = new Kernel(pythonWorkerCommand, pino({ level: 'silent' }))
+    await kernel.start()
+    try {
+      const gone = new AbortController()
+      const events: WorkerEvent[] = []
+      const outcome = new Promise<DoneStatus>((resolve) => {
+        kernel.onRestart = () =>
+          // Once the new worker is starting: the request waits for it, and its client goes.
+          setImmediate(() => {
+            resolve(kernel.execute("print('ran')", false, (e) => events.push(e), gone.signal))
+            gone.abort()
+          })
+      })
+      await kernel.execute(
+        'import os, signal\nos.kill(os.getpid(), signal.SIGKILL)',
+        true,
+        () => {},
+      )
+      expect(await within(outcome, 10_000, 'the abandoned request')).toBe('abort')
+      expect(events).toEqual([])
+      // The new worker runs what comes next.
+      expect(await kernel.execute('6 * 7', true, () => {})).toBe('ok')
+    } finally {
+      await kernel.close()
+    }
+  }, 30_000)
+})
 
 describe.each([
   { language: 'python', command: pythonWorkerCommand, endless: 'import time\ntime.sleep(300)' },
