@@ -1,4 +1,5 @@
 import { runEnvdCommand } from '../envd/index.js'
+import { DataDirInUseError } from './data-dir-lock.js'
 import { parseServeArgs, runServe, UsageError } from './serve.js'
 
 const usage = `usage: sandbar <command>
@@ -86,6 +87,10 @@ if (command === undefined) {
   console.log(usage)
 } else {
   await command(rest).catch((error: unknown) => {
+    if (error instanceof DataDirInUseError) {
+      console.error(`sandbar ${name}: ${error.message}`)
+      process.exit(1)
+    }
     if (!isUsageError(error)) throw error
     console.error(`sandbar ${name}: ${error.message}\n\n${usage}`)
     process.exit(2)

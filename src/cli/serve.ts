@@ -35,6 +35,7 @@ import {
 import { createProxy } from '../proxy/index.js'
 import { createStore, loadTokenKey } from '../store/index.js'
 import { readyMessage, writeClientEnv } from './client-env.js'
+import { lockDataDir } from './data-dir-lock.js'
 import { proxyCertificate, sandboxDomain, unresolvableDomainWarning } from './sandbox-domain.js'
 
 /** Tasks (processes and threads) one sandbox may hold. */
@@ -249,6 +250,7 @@ export async function runServe(config: ServeConfig): Promise<void> {
   const started = performance.now()
   const logger = createLogger('sandbar', { format: config.logFormat })
   await makeDataDirPrivate(config.dataDir)
+  lockDataDir(config.dataDir)
   const tokenKey = await loadTokenKey(path.join(config.dataDir, 'token.key'))
   // Its own key, not token.key's: deleting the file voids every volume token and nothing else.
   // Every api instance on one database needs the same file, as for token.key.

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { Sandbox } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { callApi } from '../support/serve-process.js'
+import { callApi, freePort } from '../support/serve-process.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
 const call = (method: string, path: string, body?: unknown) =>
@@ -179,6 +181,23 @@ describe('POST /sandboxes/{id}/resume (legacy)', () => {
 })
 
 describe('restart', () => {
+  it('refuses a second serve on its data directory, and keeps its own sandboxes', async () => {
+    const ports = new Map([
+      ['--api-port', String(await freePort())],
+      ['--proxy-port', String(await freePort())],
+    ])
+    const args = serve.args.map((arg, i) => ports.get(serve.args[i - 1] ?? '') ?? arg)
+    const second = await promisify(execFile)(process.execPath, args, { timeout: 60_000 }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: unknown; stderr: string }) => error,
+    )
+    expect(second.code).toBe(1)
+    expect(second.stderr).toBe(
+      `sandbar serve: another sandbar serve is using ${serve.dataDir}: stop it first, or give this one its own --data-dir\n`,
+    )
+    expect((await sandbox.commands.run('echo still')).stdout).toBe('still\n')
+  })
+
   it('keeps sandboxes usable across a SIGKILL of sandbar serve', async () => {
     await sandbox.files.write('/home/user/before-crash.txt', 'kept')
     await serve.crashAndRestart()

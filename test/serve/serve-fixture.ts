@@ -29,6 +29,8 @@ export interface ServeInstance {
   dataDir: string
   /** The prefix of the service's host objects (host-names.ts). */
   prefix: string
+  /** What it runs: node's arguments, the bundle and its `serve` flags. */
+  args: string[]
   /** The PID of the running `sandbar serve`. */
   pid(): number
   /** Everything the running `sandbar serve` printed so far. */
@@ -147,6 +149,7 @@ export async function startServe(
       clientEnvText,
       dataDir,
       prefix,
+      args,
       pid,
       output,
       stop,
