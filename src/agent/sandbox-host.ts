@@ -67,11 +67,11 @@ export interface StartedSandboxHost {
 
 /**
  * Builds a sandbox's host objects in dependency order: network, overlay root, staged volumes,
- * container; returns the sandbox's address and its container's init PID (envd's, under tini).
- * The caller removes whatever exists if this
- * throws. With `existingDisk` the sandbox boots again over the disk it had (stopSandboxHost
- * left it), else over a new one. Without `wire` its netns stays unwired: a restore replaces
- * the container's processes and their netns (sandbox-checkpoint.ts).
+ * container; returns the sandbox's address and its container's init PID (tini, envd's parent).
+ * The caller removes whatever exists if this throws. With `existingDisk` the sandbox boots
+ * again over the disk it had (stopSandboxHost left it), else over a new one. Without `wire`
+ * its netns stays unwired: a restore replaces the container's processes and their netns
+ * (sandbox-checkpoint.ts).
  */
 export async function startSandboxHost(
   parts: HostParts,
