@@ -126,6 +126,12 @@ async function forward(
   // http.server) need.
   const body = arrivedBody(req)
   if (body !== undefined && body.length > 0) headers['Content-Length'] = body.length
+  // One still arriving, and of no stated length, goes on in chunks. Node's client chunks by
+  // itself only for methods that usually carry a body: a DELETE, OPTIONS or GET would leave
+  // unframed, and the sandbox's server would read its bytes as a request of their own.
+  else if (body === undefined && req.headers['transfer-encoding'] !== undefined) {
+    headers['Transfer-Encoding'] = 'chunked'
+  }
   let upstream: Awaited<ReturnType<typeof openUpstream>>
   try {
     upstream = await openUpstream({
