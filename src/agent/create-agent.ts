@@ -51,10 +51,10 @@ import { createNetworkManager } from './network/network-manager.js'
 import { pathExists } from './path-exists.js'
 import { reconcile } from './reconcile.js'
 import { HostLayerStore } from './rootfs/layer-store.js'
-import { type MountEntry, readMounts } from './rootfs/mountinfo.js'
 import { ensureToolbox } from './rootfs/toolbox.js'
 import { upperChanges, upperChangesArchive } from './rootfs/upper-changes.js'
 import { copyUpperAsLayer } from './rootfs/upper-layer.js'
+import { readCgroupMounts } from './runtime/cgroup-mode.js'
 import type { Runtime } from './runtime/runtime.js'
 import { RuntimeSet } from './runtime/runtime-set.js'
 import {
@@ -153,8 +153,6 @@ class HostAgent implements Agent {
   private readonly operations = new KeyedQueue()
   /** Slot choices, one at a time: two creates must never take the same network slot. */
   private reservations: Promise<unknown> = Promise.resolve()
-  /** The host's mounts, for the cgroup hierarchies `usage` reads; they do not move. */
-  private mounts: Promise<MountEntry[]> | undefined
 
   constructor(
     private readonly parts: HostParts,
@@ -297,8 +295,7 @@ class HostAgent implements Agent {
   async usage(sandboxID: string): Promise<SandboxUsage | undefined> {
     const record = await this.parts.records.read(sandboxID)
     if (record?.state !== 'running') return undefined
-    this.mounts ??= readMounts()
-    return readSandboxUsage(await this.mounts, {
+    return readSandboxUsage(await readCgroupMounts(), {
       cgroupPath: hostNames(this.parts.config.prefix, sandboxID).cgroupPath,
       startedAt: new Date(record.createdAt),
       disk: sandboxPaths(this.parts.records, sandboxID).disk,

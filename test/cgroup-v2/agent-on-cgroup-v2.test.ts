@@ -43,7 +43,7 @@ function consoleTail(): string {
 describe('the agent on a pure cgroup v2 host', () => {
   it('has cgroup2 at /sys/fs/cgroup as the guest’s only cgroup file system', () => {
     const { cgroupMounts: lines, cgroupMode } = guestReport()
-    expect(cgroupMounts(lines.join('\n'))).toEqual([
+    expect(cgroupMounts(lines.join('\n'))).toMatchObject([
       { mountPoint: '/sys/fs/cgroup', fsType: 'cgroup2' },
     ])
     expect(cgroupMode.kind).toBe('v2')

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { type MountEntry, readMounts } from '../rootfs/mountinfo.js'
+import type { MountEntry } from '../rootfs/mountinfo.js'
+import { readCgroupMounts } from '../runtime/cgroup-mode.js'
 
 /**
  * The host keeps this many PIDs (or a tenth of `kernel.pid_max`, if more) out of the
@@ -35,7 +36,7 @@ export interface ParentCgroupLimits {
  * own below it) and writes its pids budget and CPU weight, on cgroup v1, hybrid and v2 hosts.
  */
 export async function limitParentCgroup(cgroupPath: string, limits: ParentCgroupLimits) {
-  const mounts = await readMounts()
+  const mounts = await readCgroupMounts()
   const pids = hierarchyOf(mounts, 'pids')
   await writeLimit(pids, cgroupPath, 'pids', 'pids.max', limits.pidsMax)
   const cpu = hierarchyOf(mounts, 'cpu')
@@ -43,16 +44,12 @@ export async function limitParentCgroup(cgroupPath: string, limits: ParentCgroup
   await writeLimit(cpu, cgroupPath, 'cpu', weight.file, weight.value)
 }
 
-let cpuHierarchy: Promise<MountEntry> | undefined
-
 /**
  * The file holding the CPU weight of the cgroup at `cgroupPath`: `cpu.shares` in the v1 cpu
  * hierarchy, else v2's `cpu.weight`.
  */
 export async function cpuWeightFile(cgroupPath: string): Promise<string> {
-  // Found once, as readCgroupMode finds the cgroup mounts.
-  cpuHierarchy ??= readMounts().then((mounts) => hierarchyOf(mounts, 'cpu'))
-  const cpu = await cpuHierarchy
+  const cpu = hierarchyOf(await readCgroupMounts(), 'cpu')
   const weight = cpu.fsType === 'cgroup2' ? PARENT_CPU.v2 : PARENT_CPU.v1
   return path.join(cpu.mountPoint, cgroupPath, weight.file)
 }

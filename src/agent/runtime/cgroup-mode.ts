@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import { type MountEntry, parseMountinfo } from '../rootfs/mountinfo.js'
 
 /**
  * How the host mounts cgroups. `hybrid` is v1 controllers plus a cgroup2 mount beside them
@@ -9,31 +10,19 @@ export type CgroupMode =
   | { kind: 'v1'; mountPoints: string[] }
   | { kind: 'hybrid'; mountPoints: string[]; unifiedMountPoint: string }
 
-interface CgroupMount {
-  mountPoint: string
-  fsType: 'cgroup' | 'cgroup2'
-}
-
-/** Mount points of cgroup file systems in a /proc/self/mountinfo text. */
-export function cgroupMounts(mountinfo: string): CgroupMount[] {
-  const mounts: CgroupMount[] = []
-  for (const line of mountinfo.split('\n')) {
-    // proc(5): optional fields end at " - ", then the file system type.
-    const [left, right] = line.split(' - ')
-    if (left === undefined || right === undefined) continue
-    const mountPoint = left.split(' ')[4]
-    const fsType = right.split(' ')[0]
-    if (mountPoint === undefined) continue
-    if (fsType === 'cgroup' || fsType === 'cgroup2') {
-      mounts.push({ mountPoint: unescapeMountPath(mountPoint), fsType })
-    }
-  }
-  return mounts
+/** The cgroup file systems among a /proc/self/mountinfo text's mounts. */
+export function cgroupMounts(mountinfo: string): MountEntry[] {
+  return parseMountinfo(mountinfo).filter(
+    (mount) => mount.fsType === 'cgroup' || mount.fsType === 'cgroup2',
+  )
 }
 
 /** Classifies a /proc/self/mountinfo text. */
 export function parseCgroupMode(mountinfo: string): CgroupMode {
-  const mounts = cgroupMounts(mountinfo)
+  return cgroupModeOf(cgroupMounts(mountinfo))
+}
+
+function cgroupModeOf(mounts: MountEntry[]): CgroupMode {
   const mountPoints = mounts.map((mount) => mount.mountPoint)
   const unified = mounts.find((mount) => mount.fsType === 'cgroup2')
   const hasV1 = mounts.some((mount) => mount.fsType === 'cgroup')
@@ -45,21 +34,19 @@ export function parseCgroupMode(mountinfo: string): CgroupMode {
   throw new Error('no cgroup file system is mounted')
 }
 
-let hostCgroupMode: Promise<CgroupMode> | undefined
+let hostCgroupMounts: Promise<MountEntry[]> | undefined
 
 /**
  * The host's cgroup mounts, read once: nothing remounts them while the agent runs, and the
  * mount table they are read from grows with every sandbox, while a create and a kill each ask
  * several times.
  */
-export function readCgroupMode(): Promise<CgroupMode> {
-  hostCgroupMode ??= readFile('/proc/self/mountinfo', 'utf8').then(parseCgroupMode)
-  return hostCgroupMode
+export function readCgroupMounts(): Promise<MountEntry[]> {
+  hostCgroupMounts ??= readFile('/proc/self/mountinfo', 'utf8').then(cgroupMounts)
+  return hostCgroupMounts
 }
 
-/** mountinfo escapes space, tab, newline and backslash as octal (`\040`). */
-function unescapeMountPath(path: string): string {
-  return path.replace(/\\([0-7]{3})/g, (_, octal: string) =>
-    String.fromCharCode(Number.parseInt(octal, 8)),
-  )
+/** How the host mounts cgroups (readCgroupMounts). */
+export async function readCgroupMode(): Promise<CgroupMode> {
+  return cgroupModeOf(await readCgroupMounts())
 }
