@@ -105,9 +105,12 @@ if (section !== undefined && sectionBuildDir !== undefined && !(sectionBuildDir 
     for (const name of names) {
       // The file benches leave dirty pages; their writeback must not land in the next timings.
       execFileSync('sync')
-      execFileSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', name, buildDir, lines], {
-        stdio: 'inherit',
-      })
+      // --expose-gc: the memory rows collect this process's garbage first (host-memory.ts).
+      execFileSync(
+        process.execPath,
+        ['--expose-gc', '--import', 'tsx', 'bench/run.ts', name, buildDir, lines],
+        { stdio: 'inherit' },
+      )
     }
     await writeResults(repo, lines, machine, names)
   } catch (error) {

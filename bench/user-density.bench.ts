@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Sandbox } from 'e2b'
 import { hostBusyMsPerSecond } from './floors/host-cpu.js'
-import { usedMemoryMiB } from './floors/host-memory.js'
+import { settledUsedMemoryMiB, usedMemoryMiB } from './floors/host-memory.js'
 import { timeMs } from './stats.js'
 import { DEFAULT_BASE_POOL, killAll, LONG_LIVED_MS, type UserServe } from './user-serve.js'
 
@@ -63,7 +63,7 @@ export async function sampleDensity(
   }
   await settle()
   const baseline: Baseline = {
-    usedMiB: await usedMemoryMiB(),
+    usedMiB: await settledUsedMemoryMiB(),
     chargedMiB: await serve.sandboxesMemoryMiB(),
   }
   const busyBefore = await hostBusyMsPerSecond(CPU_WINDOW_MS)

@@ -3,11 +3,48 @@ import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 
-/** The host's memory in use, MemTotal − MemAvailable, in MiB. */
+/**
+ * The host's memory in use, MemTotal − MemAvailable, in MiB, once this process has collected
+ * its garbage: the buffers an earlier row left behind (the 100 MiB file rows' come to hundreds
+ * of MiB) stay until V8 collects them, which may be midway through a later row.
+ */
 export async function usedMemoryMiB(): Promise<number> {
+  const { gc } = globalThis
+  if (gc === undefined)
+    throw new Error('a bench section runs under node --expose-gc, as bench/run.ts starts it')
+  gc()
   const meminfo = await readFile('/proc/meminfo', 'utf8')
   const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(meminfo)?.[1] ?? 0)
   return (kib('MemTotal') - kib('MemAvailable')) / 1024
+}
+
+/** Readings of usedMemoryMiB 1 s apart that hold within this much count as settled. */
+const SETTLED_READINGS = 3
+const SETTLED_WITHIN_MIB = 8
+const SETTLE_TIMEOUT_MS = 180_000
+
+/**
+ * usedMemoryMiB once it holds still, for a baseline. Memory the host has just freed (the
+ * sandboxes of an earlier row) comes back to MemAvailable slowly on this VM: it sits outside
+ * every /proc/meminfo field and drains at ~15 MiB/s, 550 MiB of it at one row's start. A
+ * baseline read before that made the row's sandboxes look smaller than nothing.
+ */
+export async function settledUsedMemoryMiB(): Promise<number> {
+  const readings: number[] = []
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS
+  for (;;) {
+    readings.push(await usedMemoryMiB())
+    const last = readings.slice(-SETTLED_READINGS)
+    const spread = Math.max(...last) - Math.min(...last)
+    if (last.length === SETTLED_READINGS && spread <= SETTLED_WITHIN_MIB) return Math.max(...last)
+    if (Date.now() > deadline) {
+      console.warn(
+        `the host's memory still moved ${spread.toFixed(0)} MiB in 2 s after ${SETTLE_TIMEOUT_MS / 1000} s`,
+      )
+      return Math.max(...last)
+    }
+    await sleep(1_000)
+  }
 }
 
 /**
