@@ -25,9 +25,10 @@ const SETTLE_TIMEOUT_MS = 180_000
 
 /**
  * usedMemoryMiB once it holds still, for a baseline. Memory the host has just freed (the
- * sandboxes of an earlier row) comes back to MemAvailable slowly on this VM: it sits outside
- * every /proc/meminfo field and drains at ~15 MiB/s, 550 MiB of it at one row's start. A
- * baseline read before that made the row's sandboxes look smaller than nothing.
+ * sandboxes of an earlier row) comes back to MemAvailable slowly on this VM: missing from
+ * MemFree yet in none of AnonPages, Cached, Slab and the like, it drains at ~15 MiB/s, 550 MiB
+ * of it at one row's start. A baseline read before that made the row's sandboxes look smaller
+ * than nothing.
  */
 export async function settledUsedMemoryMiB(): Promise<number> {
   const readings: number[] = []
