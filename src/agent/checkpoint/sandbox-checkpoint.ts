@@ -19,6 +19,7 @@ import { hostNames } from '../host-names.js'
 import { createAddressPool } from '../network/address-pool.js'
 import { netnsPath } from '../network/network-manager.js'
 import { pathExists, readFileIfExists } from '../path-exists.js'
+import { readPidFile } from '../pid-file.js'
 import { setAppendOnly } from '../rootfs/mount-calls.js'
 import { BOOT_ID_PATH } from '../runtime/oci-spec.js'
 import type { ContainerCheckpoints } from '../runtime/runtime.js'
@@ -247,8 +248,7 @@ export async function restoreSandbox(
       const wired = wireRestoredNetwork(parts, record, dir, restored, formerAddress)
       return Promise.all([restored, wired])
     })
-    const pid = Number((await readFile(pidFile, 'utf8')).trim())
-    await checkpoints.restored(names.container, pid)
+    await checkpoints.restored(names.container, await readPidFile(pidFile))
   } catch (error) {
     await parts.network.teardown(sandboxID)
     throw error

@@ -4,6 +4,7 @@ import * as z from 'zod/mini'
 import { errnoCode } from '../../errno-code.js'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
+import { readPidFile } from '../pid-file.js'
 import { type CgroupFreezer, cgroupFreezer, freezerCgroupDir } from './cgroup-freezer.js'
 import { readCgroupMode } from './cgroup-mode.js'
 import { mountNetnsSysfs, netnsSysfsDir, unmountNetnsSysfs } from './netns-sysfs.js'
@@ -136,7 +137,7 @@ export class OciCliRuntime implements Runtime {
     }
     if (compiled === undefined) await this.#keepCompiledSeccomp(spec.id, profile)
     this.#logger.debug({ containerID: spec.id }, 'container running')
-    return readInitPid(pidFile)
+    return readPidFile(pidFile)
   }
 
   /**
@@ -276,12 +277,6 @@ async function writeRestoredInit(file: string, pid: number): Promise<void> {
   const temp = `${file}.restored`
   await writeFile(temp, JSON.stringify({ ...status, pid, 'process-start-time': startTime }))
   await rename(temp, file)
-}
-
-async function readInitPid(file: string): Promise<number> {
-  const pid = Number((await readFile(file, 'utf8')).trim())
-  if (!Number.isSafeInteger(pid) || pid <= 0) throw new Error(`no init PID in ${file}`)
-  return pid
 }
 
 function toState(record: ContainerRecord): ContainerState {
