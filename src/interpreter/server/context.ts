@@ -102,8 +102,7 @@ export class Context {
     request.signal.addEventListener('abort', interrupt)
     try {
       // A client gone while the run waited in the queue, or for a restarting worker, gets
-      // nothing run for it.
-      if (request.signal.aborted) return 'abort'
+      // nothing run for it: execute answers 'abort' for a signal that already fired.
       return await this.kernel.execute(request.code, false, request.onEvent, request.signal)
     } finally {
       request.signal.removeEventListener('abort', interrupt)
