@@ -11,8 +11,10 @@ afterEach(async () => {
   await t.close()
 })
 
-/** A refill after a take waits a second (warm-pools.ts), then starts its sandbox. */
+/** A refill after a take waits a moment (warm-pools.ts), then starts its sandbox. */
 const REFILL_WAIT = { timeout: 3_000 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const create = (body: Record<string, unknown>) =>
   t.call('POST', '/sandboxes', { templateID: 'interp', ...body })
@@ -53,26 +55,23 @@ describe('warm pools', () => {
       state: 'running',
       envVars: { FOO: 'bar' },
     })
-    // The pool starts a replacement a second after the take; nothing else was created for the
-    // client.
+    // The pool starts a replacement once the client has had a moment for its first commands;
+    // nothing else was created for the client.
+    expect(t.created).toHaveLength(2)
     await vi.waitFor(() => expect(t.created).toHaveLength(3), REFILL_WAIT)
     expect(t.created.filter((request) => request.sandboxID === sandbox.sandboxID)).toHaveLength(1)
   })
 
-  it('refills only once creates pause, so a burst takes from the pool without refills beside it', async () => {
+  it('refills while creates keep coming, so each create at a steady pace takes a started sandbox', async () => {
     await readyTemplate(t, 'interp')
     t.warmPools.start()
     await vi.waitFor(() => expect(t.created).toHaveLength(2))
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-    // Takes 700 ms apart: a refill a second after the first would start before the third.
-    for (let take = 0; take < 3; take++) {
-      if (take > 0) await sleep(700)
+    // Takes 400 ms apart, as a client's create → run → kill loop; none waits for a pause.
+    for (let take = 0; take < 5; take++) {
+      if (take > 0) await sleep(400)
       expect((await create({})).status).toBe(201)
     }
-    expect(t.agentLog.claimed).toHaveLength(2)
-    // The two pooled and the third, cold, for its client: no refill yet.
-    expect(t.created).toHaveLength(3)
-    await vi.waitFor(() => expect(t.created).toHaveLength(5), REFILL_WAIT)
+    expect(t.agentLog.claimed).toHaveLength(5)
   })
 
   it('replaces the members of an older build once a newer one is ready', async () => {
@@ -108,13 +107,13 @@ describe('warm pools', () => {
     await readyTemplate(t, 'interp')
     t.warmPools.start()
     await vi.waitFor(() => expect(t.created).toHaveLength(1))
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    await sleep(50)
     expect(t.created).toHaveLength(1)
   })
 
   it('keeps nothing for a template with no ready build, and leaves its members at close', async () => {
     t.warmPools.start()
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    await sleep(50)
     expect(t.created).toEqual([])
     await readyTemplate(t, 'interp')
     expect((await create({})).status).toBe(201)
