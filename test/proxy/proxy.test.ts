@@ -263,8 +263,10 @@ describe('WebSocket', () => {
   })
 })
 
-/** Writes `raw` to the proxy in one write, as a client whose request fits one packet, and reads the whole answer. */
-/** Sends `raw` on a new connection, its parts 50 ms apart, and reads until the proxy closes. */
+/**
+ * Sends `parts` on a new connection, 50 ms apart (one part is one write, as a client whose
+ * request fits one packet), and reads until the proxy closes.
+ */
 async function sendRaw(port: number, ...parts: string[]): Promise<string> {
   const socket = connect(port, '127.0.0.1')
   for (const [index, part] of parts.entries()) {
