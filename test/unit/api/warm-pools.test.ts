@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { readyTemplate, type TemplateApp, templateApp } from './templates/template-app.js'
 
@@ -13,8 +14,6 @@ afterEach(async () => {
 
 /** A refill after a take waits a moment (warm-pools.ts), then starts its sandbox. */
 const REFILL_WAIT = { timeout: 3_000 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const create = (body: Record<string, unknown>) =>
   t.call('POST', '/sandboxes', { templateID: 'interp', ...body })
