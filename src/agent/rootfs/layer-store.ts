@@ -100,7 +100,9 @@ export class HostLayerStore implements LayerStore {
         try {
           await runHostCommand('cp', ['-a', `${merged}/.`, dir])
         } finally {
-          await runHostCommand('umount', [merged])
+          // Lazily: anything walking the layer directory (a backup, a file indexer) may hold
+          // the overlay, and the copy needs nothing more from it.
+          await runHostCommand('umount', ['-l', merged])
         }
       } finally {
         await rm(merged, { recursive: true, force: true })
