@@ -43,8 +43,12 @@ echo /run/sandbar-modprobe/modprobe >/proc/sys/kernel/modprobe
 # loop module is in, and nothing opens a device node that would load it on demand.
 /run/sandbar-modprobe/modprobe loop
 # Sandboxes mount template layers idmapped, which 9p and overlayfs refuse: the layer comes as
-# an ext4 disk, mounted where the agent looks for it.
+# an ext4 disk, mounted where the agent looks for it. The layer directory around it is the
+# guest's own: the host's holds its builds in progress, which the guest's agent, seeing other
+# PIDs, would take for leftovers and walk to remove.
 /run/sandbar-modprobe/modprobe -a virtio_blk ext4
+mount -t tmpfs -o mode=0700 tmpfs "$(dirname "$sandbar_layer")"
+mkdir "$sandbar_layer"
 mount -t ext4 -o ro /dev/vda "$sandbar_layer"
 
 # The guest has no network device. Hosts have an uplink, which the agent's nft rules name: a
