@@ -50,6 +50,7 @@ import { hostResolvers } from './network/host-resolvers.js'
 import { createNetworkManager } from './network/network-manager.js'
 import { pathExists } from './path-exists.js'
 import { reconcile } from './reconcile.js'
+import { BlankDisks } from './rootfs/blank-disks.js'
 import { HostLayerStore } from './rootfs/layer-store.js'
 import { ensureToolbox } from './rootfs/toolbox.js'
 import { upperChanges, upperChangesArchive } from './rootfs/upper-changes.js'
@@ -128,7 +129,9 @@ export async function createAgent(config: AgentConfig): Promise<Agent> {
       logger,
     }),
     records: new SandboxRecords(sandboxesDir),
+    blankDisks: new BlankDisks(path.join(config.dataDir, 'blank-disks')),
   }
+  await parts.blankDisks.open()
   if (config.shareEnvdMemory === true) await startMemoryMerging(parts.toolbox, logger)
   const layers = new HostLayerStore(
     path.join(config.templatesDir ?? config.dataDir, 'layers'),

@@ -8,6 +8,7 @@ import type { AgentConfig, VolumeMount } from './index.js'
 import { createAddressPool } from './network/address-pool.js'
 import type { NetworkManager } from './network/network.js'
 import { netnsPath } from './network/network-manager.js'
+import type { BlankDisks } from './rootfs/blank-disks.js'
 import { mountDiskImage, mountImage, removeDiskImage } from './rootfs/disk-image.js'
 import { detachStages, IDMAPPED_MOUNT_HELPER } from './rootfs/idmapped-mount.js'
 import { mountIdmappedOverlay } from './rootfs/idmapped-overlay.js'
@@ -32,6 +33,7 @@ export interface HostParts {
   network: NetworkManager
   toolbox: Toolbox
   records: SandboxRecords
+  blankDisks: BlankDisks
 }
 
 export type SandboxPaths = ReturnType<typeof sandboxPaths>
@@ -107,7 +109,10 @@ export async function startSandboxHost(
     ? isMounted(paths.disk).then((mounted) =>
         mounted ? undefined : mountImage(paths.image, paths.disk),
       )
-    : mountDiskImage({ image: paths.image, mountPoint: paths.disk, sizeMB: record.diskSizeMB })
+    : mountDiskImage(
+        { image: paths.image, mountPoint: paths.disk, sizeMB: record.diskSizeMB },
+        parts.blankDisks,
+      )
   const rootfs = Promise.all([namespaces, disk])
     .then(() => (existingDisk ? undefined : prepareDisk(paths, record)))
     .then(() => mountOverlay(parts, paths, layers))

@@ -10,15 +10,18 @@ import {
   readFile,
   rm,
   stat,
+  statfs,
   writeFile,
 } from 'node:fs/promises'
 import path from 'node:path'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
+import { BlankDisks } from '../../src/agent/rootfs/blank-disks.js'
 import {
   loopDevicesOf,
   makeDiskImage,
+  mountDiskImage,
   mountImage,
   removeDiskImage,
 } from '../../src/agent/rootfs/disk-image.js'
@@ -346,6 +349,56 @@ describe("a sandbox's disk image", () => {
       code: 'ENOENT',
       message: `open (${missing} on ${mountPoint}): No such file or directory`,
     })
+  })
+})
+
+describe('blank disks', () => {
+  it("copy their size's blank, made once, into a sparse disk of the sandbox's own", async () => {
+    const blanks = new BlankDisks(path.join(scratch, 'blanks'))
+    await blanks.open()
+    const disks = ['first', 'second'].map((name) => ({
+      image: path.join(scratch, `${name}.img`),
+      mountPoint: path.join(scratch, name),
+      sizeMB: 64,
+    }))
+    try {
+      for (const disk of disks) {
+        await mkdir(disk.mountPoint)
+        await mountDiskImage(disk, blanks)
+      }
+      const [first, second] = disks.map(({ mountPoint }) => mountPoint) as [string, string]
+      await writeFile(path.join(first, 'only-here'), 'first')
+      expect(await readdir(second)).toEqual(['lost+found'])
+      const { blocks, bsize } = await statfs(second)
+      expect(blocks * bsize).toBeGreaterThan(60 * 2 ** 20)
+      // One blank for the size, made by the first copy.
+      expect(await readdir(blanks.dir)).toEqual([expect.stringMatching(/^64M-[0-9a-f]{16}\.img$/)])
+      for (const { image } of disks) {
+        const { size, blocks } = await stat(image)
+        expect(size).toBe(64 * 2 ** 20)
+        expect(blocks * 512).toBeLessThan(2 ** 20)
+      }
+      // A disk that is there is never overwritten.
+      await expect(blanks.copy(path.join(scratch, 'first.img'), 64)).rejects.toThrow('EEXIST')
+      expect(await readFile(path.join(first, 'only-here'), 'utf8')).toBe('first')
+    } finally {
+      for (const disk of disks) await removeDiskImage(disk)
+    }
+  })
+
+  it('go at open when made with other settings or left half-made', async () => {
+    const dir = path.join(scratch, 'blanks-stale')
+    const blanks = new BlankDisks(dir)
+    await blanks.open()
+    const image = path.join(scratch, 'from-stale.img')
+    await blanks.copy(image, 32)
+    await rm(image)
+    const [current] = await readdir(dir)
+    await writeFile(path.join(dir, '32M-0123456789abcdef.img'), 'made with other settings')
+    await writeFile(path.join(dir, `.${current}.12345`), 'an interrupted mkfs')
+    await new BlankDisks(dir).open()
+    expect(await readdir(dir)).toEqual([current])
+    expect((await stat(dir)).mode & 0o777).toBe(0o700)
   })
 })
 

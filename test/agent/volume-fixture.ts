@@ -1,6 +1,6 @@
 import { chmod, mkdir } from 'node:fs/promises'
 import path from 'node:path'
-import { mountDiskImage, removeDiskImage } from '../../src/agent/rootfs/disk-image.js'
+import { makeDiskImage, mountImage, removeDiskImage } from '../../src/agent/rootfs/disk-image.js'
 
 /**
  * A volume as the volume store makes one: a sparse ext4 image `<parent>/<name>.img` mounted
@@ -10,7 +10,8 @@ import { mountDiskImage, removeDiskImage } from '../../src/agent/rootfs/disk-ima
 export async function mountTestVolume(parent: string, name: string, sizeMB = 64): Promise<string> {
   const mountPoint = path.join(parent, name)
   await mkdir(mountPoint)
-  await mountDiskImage({ image: `${mountPoint}.img`, mountPoint, sizeMB })
+  await makeDiskImage(`${mountPoint}.img`, sizeMB, { journal: true })
+  await mountImage(`${mountPoint}.img`, mountPoint, { fresh: true })
   await chmod(mountPoint, 0o777)
   return mountPoint
 }

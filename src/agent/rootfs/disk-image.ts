@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { chmod, open, realpath, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { runHostCommand } from '../host-command.js'
+import type { BlankDisks } from './blank-disks.js'
 import { isMounted, mountBlockDevice, mountImageFile } from './mount-calls.js'
 import { unmountAll } from './unmount.js'
 
@@ -83,11 +84,12 @@ export async function mountImage(
 }
 
 /**
- * Makes and mounts the sandbox's disk. Its root directory stays root's, 0700: the agent
- * reaches what lies there, the sandbox's IDs only what the overlay exposes.
+ * Makes the sandbox's disk from its size's blank and mounts it. Its root directory stays
+ * root's, 0700: the agent reaches what lies there, the sandbox's IDs only what the overlay
+ * exposes.
  */
-export async function mountDiskImage(disk: DiskImage): Promise<void> {
-  await makeDiskImage(disk.image, disk.sizeMB)
+export async function mountDiskImage(disk: DiskImage, blanks: BlankDisks): Promise<void> {
+  await blanks.copy(disk.image, disk.sizeMB)
   await mountImage(disk.image, disk.mountPoint, { fresh: true })
   await chmod(disk.mountPoint, 0o700)
 }
