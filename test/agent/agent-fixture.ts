@@ -144,7 +144,7 @@ export async function startTestAgent(overrides: Partial<AgentConfig> = {}): Prom
 }
 
 /**
- * What an agent's sandboxes left on the host: netns, nft chains, mounts, loop devices, disk
+ * What an agent's sandboxes left on the host: netns, nft elements, mounts, loop devices, disk
  * images, cgroups, containers and processes carrying its prefix or living under its data
  * directory.
  */
@@ -167,8 +167,9 @@ export async function hostLeaks(config: AgentConfig): Promise<string[]> {
   const table = await runHostCommand('nft', ['list', 'table', 'inet', `sandbar_${prefix}`]).catch(
     () => '',
   )
-  for (const line of table.split('\n')) {
-    if (/^\s*(chain sandbox_|set (allow|deny)_)/.test(line)) leaks.push(`nft ${line.trim()}`)
+  // A sandbox's elements name its host veth; the rules' patterns end in `*`.
+  for (const veth of new Set(table.match(new RegExp(`(?<=")${prefix}h[0-9a-fx]+(?=")`, 'g')))) {
+    leaks.push(`nft elements of ${veth}`)
   }
   for (const dir of await leftoverCgroupDirs(`/sandbar-${prefix}`)) {
     const children = await readdir(dir, { withFileTypes: true }).catch(() => [])

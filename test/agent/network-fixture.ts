@@ -152,6 +152,51 @@ export async function tableExists(prefix: string): Promise<boolean> {
   return names.includes(nftTableName(prefix))
 }
 
+const SetListing = z.object({
+  nftables: z.array(
+    z.object({ set: z.optional(z.object({ elem: z.optional(z.array(z.unknown())) })) }),
+  ),
+})
+
+/**
+ * The elements of the table's per-sandbox sets, sorted: `ready` holds host veths, `allow` and
+ * `deny` `<veth> . <network>` as nft prints them (a /32 without its length).
+ */
+export async function sandboxElements(
+  prefix: string,
+): Promise<{ ready: string[]; allow: string[]; deny: string[] }> {
+  const elementsOf = async (set: string): Promise<string[]> => {
+    const stdout = await runHostCommand('nft', [
+      '-j',
+      'list',
+      'set',
+      'inet',
+      nftTableName(prefix),
+      set,
+    ])
+    const elements = SetListing.parse(JSON.parse(stdout)).nftables.flatMap(
+      ({ set }) => set?.elem ?? [],
+    )
+    return elements.map(formatElement).sort()
+  }
+  return {
+    ready: await elementsOf('ready'),
+    allow: await elementsOf('allow'),
+    deny: await elementsOf('deny'),
+  }
+}
+
+function formatElement(element: unknown): string {
+  if (typeof element === 'string') return element
+  const { concat } = z.object({ concat: z.tuple([z.string(), z.unknown()]) }).parse(element)
+  const [veth, network] = concat
+  if (typeof network === 'string') return `${veth} . ${network}`
+  const { prefix } = z
+    .object({ prefix: z.object({ addr: z.string(), len: z.number() }) })
+    .parse(network)
+  return `${veth} . ${prefix.addr}/${prefix.len}`
+}
+
 /** Deletes the outside namespace: the host end first, so the pair is gone at once. */
 export async function removeOutside(prefix: string): Promise<void> {
   if ((await linksWithPrefix(`${prefix}o0`)).length > 0) {

@@ -18,6 +18,7 @@ import {
   reaches,
   reachesAsNobody,
   removeOutside,
+  sandboxElements,
   startServer,
   stopServer,
   testIdentity,
@@ -236,36 +237,89 @@ describe('network manager', () => {
 
   it("tears down what is left of a sandbox's rules and nothing of another's", async () => {
     const kept = await sandbox('kept', 0, { allowOut: ['1.2.3.4'], denyOut: ['0.0.0.0/0'] })
-    const half = await sandbox('half', 1, { allowOut: ['1.2.3.4'], denyOut: [] })
-    // As if a run had stopped midway: the map element and chain gone, the sets still there.
+    const half = await sandbox('half', 1, { allowOut: ['1.2.3.4'], denyOut: ['0.0.0.0/0'] })
+    // As if a run had stopped midway: out of the ready set and its allow gone, its deny kept.
     const table = `inet ${nftTableName(prefix)}`
     await runHostCommand('nft', ['-f', '-'], {
       input:
-        `delete element ${table} sandboxes { "${half.hostVeth}" }\n` +
-        `flush chain ${table} sandbox_${half.hostVeth}\n` +
-        `delete chain ${table} sandbox_${half.hostVeth}\n`,
+        `delete element ${table} ready { "${half.hostVeth}" }\n` +
+        `delete element ${table} allow { "${half.hostVeth}" . 1.2.3.4/32 }\n`,
     })
     await manager.teardown('half')
-    const listing = await runHostCommand('nft', ['list', 'table', ...table.split(' ')])
-    expect(listing).not.toContain(half.hostVeth)
-    for (const name of ['sandbox', 'allow', 'deny']) {
-      expect(listing).toContain(`${name}_${kept.hostVeth}`)
-    }
-    expect(listing).toContain(`"${kept.hostVeth}" : jump sandbox_${kept.hostVeth}`)
+    expect(await sandboxElements(prefix)).toEqual({
+      ready: [kept.hostVeth],
+      allow: [`${kept.hostVeth} . 1.2.3.4`],
+      deny: [`${kept.hostVeth} . 0.0.0.0/0`],
+    })
   })
 
   it('sets up and tears down many sandboxes at once, their nft scripts joined', async () => {
     const ids = Array.from({ length: 24 }, (_, slot) => `many${slot}`)
-    const networks = await Promise.all(ids.map((id, slot) => sandbox(id, slot)))
-    const table = ['inet', nftTableName(prefix)]
-    const listing = await runHostCommand('nft', ['list', 'table', ...table])
-    for (const { hostVeth } of networks) {
-      expect(listing).toContain(`"${hostVeth}" : jump sandbox_${hostVeth}`)
-    }
+    const deny = { allowOut: [], denyOut: ['0.0.0.0/0'] }
+    const networks = await Promise.all(ids.map((id, slot) => sandbox(id, slot, deny)))
+    const veths = networks.map(({ hostVeth }) => hostVeth).sort()
+    expect(await sandboxElements(prefix)).toEqual({
+      ready: veths,
+      allow: [],
+      deny: veths.map((veth) => `${veth} . 0.0.0.0/0`),
+    })
     await Promise.all(ids.map((id) => manager.teardown(id)))
-    const after = await runHostCommand('nft', ['list', 'table', ...table])
-    for (const { hostVeth } of networks) expect(after).not.toContain(hostVeth)
+    expect(await sandboxElements(prefix)).toEqual({ ready: [], allow: [], deny: [] })
     expect(await manager.present()).toEqual([])
+  })
+
+  it("takes over a table's sandboxes when the agent starts again, and an older agent's layout", async () => {
+    const outside = await createOutside(prefix, subnet, 'public')
+    await server(outside.netns, outside.address)
+    const moved = await sandbox('moved', 0, { allowOut: [outside.address], denyOut: ['0.0.0.0/0'] })
+    const denied = await sandbox('denied', 1, { allowOut: [], denyOut: [outside.network] })
+    // An agent before the per-veth sets kept `moved` in a chain of its own behind a verdict map.
+    const t = `inet ${nftTableName(prefix)}`
+    const veth = moved.hostVeth
+    await runHostCommand('nft', ['-f', '-'], {
+      input: [
+        `delete element ${t} ready { "${veth}" }`,
+        `delete element ${t} allow { "${veth}" . ${outside.address}/32 }`,
+        `delete element ${t} deny { "${veth}" . 0.0.0.0/0 }`,
+        `add map ${t} sandboxes { type ifname : verdict; }`,
+        `add set ${t} allow_${veth} { type ipv4_addr; flags interval; }`,
+        `add element ${t} allow_${veth} { ${outside.address}/32 }`,
+        `add set ${t} deny_${veth} { type ipv4_addr; flags interval; }`,
+        `add element ${t} deny_${veth} { 0.0.0.0/0 }`,
+        `add chain ${t} sandbox_${veth}`,
+        `add rule ${t} sandbox_${veth} ip daddr @allow_${veth} accept`,
+        `add rule ${t} sandbox_${veth} ip daddr @deny_${veth} drop`,
+        `add element ${t} sandboxes { "${veth}" : jump sandbox_${veth} }`,
+        `add rule ${t} forward iifname "${veth}" iifname vmap @sandboxes`,
+        '',
+      ].join('\n'),
+    })
+    manager = createNetworkManager({
+      prefix,
+      addressPool: testIdentity().pool,
+      masquerade: false,
+      masqueradeBuilds: false,
+      logger: pino({ level: 'silent' }),
+    })
+    await manager.init()
+    const listing = await runHostCommand('nft', ['list', 'table', ...t.split(' ')])
+    expect(listing).not.toMatch(/sandboxes|sandbox_|allow_|deny_/)
+    expect(await sandboxElements(prefix)).toEqual({
+      ready: [denied.hostVeth, veth].sort(),
+      allow: [`${veth} . ${outside.address}`],
+      deny: [`${denied.hostVeth} . ${outside.network}`, `${veth} . 0.0.0.0/0`].sort(),
+    })
+    expect(await reaches(moved.netns, outside.address, PORT)).toBe(true)
+    expect(await reaches(denied.netns, outside.address, PORT)).toBe(false)
+    // The new agent knows each sandbox's elements: an update and a teardown leave none behind.
+    await manager.update('moved', { allowOut: [], denyOut: [outside.network] })
+    expect(await reaches(moved.netns, outside.address, PORT)).toBe(false)
+    await manager.teardown('denied')
+    expect(await sandboxElements(prefix)).toEqual({
+      ready: [veth],
+      allow: [],
+      deny: [`${veth} . ${outside.network}`],
+    })
   })
 
   it('tears a sandbox down after the table went with the service network', async () => {
@@ -282,14 +336,7 @@ describe('network manager', () => {
     )
     expect(await manager.present()).toEqual(['twice'])
     expect(await linksWithPrefix(network.hostVeth)).toEqual([network.hostVeth])
-    const rules = await runHostCommand('nft', [
-      'list',
-      'map',
-      'inet',
-      nftTableName(prefix),
-      'sandboxes',
-    ])
-    expect(rules).toContain(network.hostVeth)
+    expect((await sandboxElements(prefix)).ready).toEqual([network.hostVeth])
   })
 
   it('removes the netns and veth when setup fails half-way', async () => {

@@ -39,7 +39,7 @@ async function listed(): Promise<Map<string, string>> {
 }
 
 /**
- * Every host object of the service (netns, veth, nft chain, cgroup, mount, container, record
+ * Every host object of the service (netns, veth, nft element, cgroup, mount, container, record
  * directory with its upper layer, process) that belongs to none of `ids`.
  */
 async function strayHostObjects(ids: Set<string>): Promise<string[]> {
@@ -60,7 +60,9 @@ async function strayHostObjects(ids: Set<string>): Promise<string[]> {
   for (const match of (await runHostCommand('ip', ['-o', 'link'])).matchAll(/^\d+: ([^:@]+)/gm))
     if (match[1]?.startsWith(`${prefix}h`)) check('link', match[1])
   const table = await runHostCommand('nft', ['list', 'table', 'inet', `sandbar_${prefix}`])
-  for (const match of table.matchAll(/chain sandbox_(\S+)/g)) check('nft chain', match[1] ?? '')
+  // A sandbox's elements name its host veth; the rules' patterns end in `*`.
+  for (const veth of table.match(new RegExp(`(?<=")${prefix}h[0-9a-fx]+(?=")`, 'g')) ?? [])
+    check('nft element', veth)
   for (const dir of await leftoverCgroupDirs(`/sandbar-${prefix}`)) {
     for (const child of await readdir(dir, { withFileTypes: true }))
       if (child.isDirectory()) check('cgroup', child.name)

@@ -23,8 +23,15 @@ import {
 } from './ip-commands.js'
 import { covers, knownIPv4CIDR } from './ipv4.js'
 import type { EgressPolicy, NetworkManager, SandboxNetwork } from './network.js'
-import { defaultRouteDevices, netnsNames, tableNames } from './network-state.js'
 import {
+  defaultRouteDevices,
+  netnsNames,
+  type TableSandboxes,
+  tableNames,
+  tableSandboxes,
+} from './network-state.js'
+import {
+  legacyRemovalScript,
   sandboxRemovalScript,
   sandboxScript,
   tableRemovalScript,
@@ -70,6 +77,11 @@ class HostNetworkManager implements NetworkManager {
 
   /** unreachable()'s host addresses and when they were read (HOST_ADDRESSES_FRESH_MS). */
   private hostAddressesRead: { at: number; addresses: HostAddress[] } | undefined
+  /**
+   * By host veth, the allow and deny networks each sandbox's elements hold now: removing an
+   * element takes its whole key. Read from the table at init, then kept with every script.
+   */
+  private applied = new Map<string, ParsedEgressPolicy>()
   /** Every script to the table goes through it: one `nft` at a time (nft-script-queue.ts). */
   private readonly nftScripts = new NftScriptQueue(async (script) => {
     await this.nft(['-f', '-'], script)
@@ -96,9 +108,28 @@ class HostNetworkManager implements NetworkManager {
     }
     const poolCIDR = this.pool.cidr
     const { closed } = this
-    await this.applyNft(
-      tableScript({ prefix: this.prefix, poolCIDR, masquerade, masqueradeBuilds, uplinks, closed }),
-    )
+    const found = await this.tableSandboxes()
+    const table = tableScript({
+      prefix: this.prefix,
+      poolCIDR,
+      masquerade,
+      masqueradeBuilds,
+      uplinks,
+      closed,
+    })
+    // An agent before the per-veth sets left its sandboxes' chains and sets: their policies
+    // move to the sets in the same transaction, so no adopted sandbox loses its network.
+    const { legacy } = found
+    const migration =
+      legacy.veths.length === 0 && !legacy.map
+        ? ''
+        : legacyRemovalScript(this.prefix, legacy) +
+          [...found.policies]
+            .filter(([veth]) => legacy.veths.includes(veth))
+            .map(([veth, policy]) => sandboxScript(this.prefix, veth, policy))
+            .join('')
+    await this.applyNft(table + migration)
+    this.applied = found.policies
     this.logger.info(
       { table: this.table, uplinks, masquerade, masqueradeBuilds, closed },
       'network table ready',
@@ -127,7 +158,9 @@ class HostNetworkManager implements NetworkManager {
       await settleAll([
         enableForwarding(names.hostVeth),
         this.ip(batchArgs(names.netns), sandboxSetupBatch(spec)),
-        this.applyNft(sandboxScript(this.prefix, names.hostVeth, parsed)),
+        this.applyNft(sandboxScript(this.prefix, names.hostVeth, parsed)).then(() => {
+          this.applied.set(names.hostVeth, parsed)
+        }),
       ])
     } catch (error) {
       await this.teardown(sandboxID).catch((cleanupError: unknown) =>
@@ -147,7 +180,10 @@ class HostNetworkManager implements NetworkManager {
 
   async update(sandboxID: string, policy: EgressPolicy): Promise<void> {
     const parsed = this.setElements(policy)
-    await this.applyNft(updateScript(this.prefix, this.namesOf(sandboxID).hostVeth, parsed))
+    const { hostVeth } = this.namesOf(sandboxID)
+    const applied = this.applied.get(hostVeth) ?? NO_ELEMENTS
+    await this.applyNft(updateScript(this.prefix, hostVeth, applied, parsed))
+    this.applied.set(hostVeth, parsed)
   }
 
   async teardown(sandboxID: string): Promise<void> {
@@ -198,6 +234,7 @@ class HostNetworkManager implements NetworkManager {
 
   async destroy(): Promise<void> {
     await this.applyNft(tableRemovalScript(this.prefix))
+    this.applied.clear()
   }
 
   /** The policy as the sandbox's sets hold it: allowOut opens closed networks only by name. */
@@ -212,13 +249,25 @@ class HostNetworkManager implements NetworkManager {
   }
 
   private async removeRules(hostVeth: string): Promise<void> {
+    const applied = this.applied.get(hostVeth) ?? NO_ELEMENTS
     try {
-      await this.applyNft(sandboxRemovalScript(this.prefix, hostVeth))
+      await this.applyNft(sandboxRemovalScript(this.prefix, hostVeth, applied))
     } catch (error) {
       // The table goes with the service's network (destroy): then there is nothing to remove.
-      const tables = tableNames(await this.nft(['-j', 'list', 'tables', 'inet']))
-      if (tables.includes(this.table)) throw error
+      if (await this.tableExists()) throw error
     }
+    this.applied.delete(hostVeth)
+  }
+
+  /** The sandboxes the table holds; none when there is no table yet. */
+  private async tableSandboxes(): Promise<TableSandboxes> {
+    if (!(await this.tableExists()))
+      return { policies: new Map(), legacy: { veths: [], map: false } }
+    return tableSandboxes(await this.nft(['-j', 'list', 'table', 'inet', this.table]))
+  }
+
+  private async tableExists(): Promise<boolean> {
+    return tableNames(await this.nft(['-j', 'list', 'tables', 'inet'])).includes(this.table)
   }
 
   /** Removes what `path` shows exists; something that vanished meanwhile counts as removed. */
@@ -243,6 +292,9 @@ class HostNetworkManager implements NetworkManager {
 }
 
 const LOOPBACK = knownIPv4CIDR('127.0.0.0/8')
+
+/** What a sandbox whose script never ran has in the sets. */
+const NO_ELEMENTS: ParsedEgressPolicy = { allow: [], deny: [] }
 
 /**
  * How long unreachable() trusts a read of the host's addresses. They change when the host's

@@ -27,7 +27,7 @@ export interface NetworkManager {
   /** Creates the agent's nft table and base chains if missing. Idempotent. */
   init(): Promise<void>
   /**
-   * Creates netns + veth + addresses + routes + the sandbox's chain and sets. With `netnsExists`
+   * Creates netns + veth + addresses + routes + the sandbox's set elements. With `netnsExists`
    * the netns is the caller's, already at the sandbox's `/run/netns/<name>`, made inside the
    * sandbox's user namespace (user-namespace.ts) or by CRIU's restore, and only wired here.
    */
@@ -37,7 +37,7 @@ export interface NetworkManager {
     policy: EgressPolicy,
     options?: { netnsExists?: boolean },
   ): Promise<SandboxNetwork>
-  /** Replaces the sandbox's allow/deny sets in place (live). */
+  /** Replaces the sandbox's allow/deny elements in place (live). */
   update(sandboxID: string, policy: EgressPolicy): Promise<void>
   /** What no sandbox may reach: the pool and the host's own addresses, as the host is now. */
   unreachable(): Promise<UnreachableNetwork[]>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  legacyRemovalScript,
   sandboxRemovalScript,
   sandboxScript,
   tableRemovalScript,
@@ -23,8 +24,10 @@ describe('tableScript', () => {
         closed,
       }),
     ).toBe(`add table inet sandbar_sb
-add map inet sandbar_sb sandboxes { type ifname : verdict; }
 add set inet sandbar_sb closed { type ipv4_addr; flags interval; }
+add set inet sandbar_sb ready { type ifname; }
+add set inet sandbar_sb allow { type ifname . ipv4_addr; flags interval; }
+add set inet sandbar_sb deny { type ifname . ipv4_addr; flags interval; }
 flush set inet sandbar_sb closed
 add element inet sandbar_sb closed { 10.0.0.0/8, 169.254.0.0/16 }
 add chain inet sandbar_sb input { type filter hook input priority filter; policy accept; }
@@ -44,8 +47,11 @@ add rule inet sandbar_sb forward iifname "sbh*" meta nfproto ipv6 drop
 add rule inet sandbar_sb forward iifname "sbh*" oifname { "eth0" } drop
 add rule inet sandbar_sb forward iifname "sbh*" ct state established,related accept
 add rule inet sandbar_sb forward oifname "sbh*" ct state established,related accept
-add rule inet sandbar_sb forward iifname "sbh*" iifname vmap @sandboxes
-add rule inet sandbar_sb forward iifname "sbh*" drop
+add rule inet sandbar_sb forward iifname "sbh*" iifname != @ready drop
+add rule inet sandbar_sb forward iifname "sbh*" iifname . ip daddr @allow accept
+add rule inet sandbar_sb forward iifname "sbh*" ip daddr @closed drop
+add rule inet sandbar_sb forward iifname "sbh*" iifname . ip daddr @deny drop
+add rule inet sandbar_sb forward iifname "sbh*" accept
 add rule inet sandbar_sb forward oifname "sbh*" drop
 add chain inet sandbar_sb postrouting { type nat hook postrouting priority srcnat; policy accept; }
 flush chain inet sandbar_sb postrouting
@@ -83,8 +89,8 @@ flush chain inet sandbar_sb postrouting
       })
       expect(script).not.toMatch(/oifname !?=? ?\{|masquerade/)
       const dropAll = 'add rule inet sandbar_sb forward iifname "sbh*" drop\n'
-      const beforeVmap = script.slice(0, script.indexOf('vmap'))
-      expect(beforeVmap.includes(dropAll)).toBe(masquerade)
+      const beforeReady = script.slice(0, script.indexOf('@ready'))
+      expect(beforeReady.includes(dropAll)).toBe(masquerade)
     }
   })
 
@@ -121,7 +127,7 @@ flush chain inet sandbar_sb postrouting
     const forward = script.split('\n').filter((line) => line.includes(' forward '))
     const first = (text: string) => forward.findIndex((line) => line.includes(text))
     expect(first('oifname "sbh*" drop')).toBeLessThan(first('ct state'))
-    expect(first('ip daddr 10.231.0.0/16 drop')).toBeLessThan(first('vmap'))
+    expect(first('ip daddr 10.231.0.0/16 drop')).toBeLessThan(first('@allow'))
   })
 
   it('refuses unchecked names', () => {
@@ -144,46 +150,55 @@ flush chain inet sandbar_sb postrouting
 })
 
 describe('sandbox scripts', () => {
-  it('creates the sets, the chain (allow, closed, deny, accept) and the map element', () => {
-    expect(
-      sandboxScript('sb', veth, policy),
-    ).toBe(`add set inet sandbar_sb allow_sbh1a2b3c4d { type ipv4_addr; flags interval; }
-add set inet sandbar_sb deny_sbh1a2b3c4d { type ipv4_addr; flags interval; }
-flush set inet sandbar_sb allow_sbh1a2b3c4d
-add element inet sandbar_sb allow_sbh1a2b3c4d { 10.232.0.0/30, 1.2.3.4/32 }
-flush set inet sandbar_sb deny_sbh1a2b3c4d
-add element inet sandbar_sb deny_sbh1a2b3c4d { 0.0.0.0/0 }
-add chain inet sandbar_sb sandbox_sbh1a2b3c4d
-flush chain inet sandbar_sb sandbox_sbh1a2b3c4d
-add rule inet sandbar_sb sandbox_sbh1a2b3c4d ip daddr @allow_sbh1a2b3c4d accept
-add rule inet sandbar_sb sandbox_sbh1a2b3c4d ip daddr @closed drop
-add rule inet sandbar_sb sandbox_sbh1a2b3c4d ip daddr @deny_sbh1a2b3c4d drop
-add rule inet sandbar_sb sandbox_sbh1a2b3c4d accept
-add element inet sandbar_sb sandboxes { "sbh1a2b3c4d" : jump sandbox_sbh1a2b3c4d }
-`)
+  it('adds its allow and deny elements, then its veth to the ready set', () => {
+    expect(sandboxScript('sb', veth, policy)).toBe(
+      `add element inet sandbar_sb allow { "sbh1a2b3c4d" . 10.232.0.0/30, "sbh1a2b3c4d" . 1.2.3.4/32 }
+add element inet sandbar_sb deny { "sbh1a2b3c4d" . 0.0.0.0/0 }
+add element inet sandbar_sb ready { "sbh1a2b3c4d" }
+`,
+    )
+    expect(sandboxScript('sb', veth, { allow: [], deny: [] })).toBe(
+      'add element inet sandbar_sb ready { "sbh1a2b3c4d" }\n',
+    )
   })
 
-  it('updates both sets in one script, leaving empty lists empty', () => {
-    expect(updateScript('sb', veth, { allow: [], deny: ['8.8.8.8/32'] })).toBe(
-      `flush set inet sandbar_sb allow_sbh1a2b3c4d
-flush set inet sandbar_sb deny_sbh1a2b3c4d
-add element inet sandbar_sb deny_sbh1a2b3c4d { 8.8.8.8/32 }
+  it('updates by removing what it applied and adding the new, in one script', () => {
+    expect(updateScript('sb', veth, policy, { allow: [], deny: ['8.8.8.8/32'] })).toBe(
+      `add element inet sandbar_sb allow { "sbh1a2b3c4d" . 10.232.0.0/30, "sbh1a2b3c4d" . 1.2.3.4/32 }
+add element inet sandbar_sb deny { "sbh1a2b3c4d" . 0.0.0.0/0 }
+delete element inet sandbar_sb allow { "sbh1a2b3c4d" . 10.232.0.0/30, "sbh1a2b3c4d" . 1.2.3.4/32 }
+delete element inet sandbar_sb deny { "sbh1a2b3c4d" . 0.0.0.0/0 }
+add element inet sandbar_sb deny { "sbh1a2b3c4d" . 8.8.8.8/32 }
 `,
     )
   })
 
-  it('removes whatever exists of a sandbox, the map element before the chain it jumps to', () => {
-    expect(sandboxRemovalScript('sb', veth)).toBe(`add chain inet sandbar_sb sandbox_sbh1a2b3c4d
-add element inet sandbar_sb sandboxes { "sbh1a2b3c4d" : jump sandbox_sbh1a2b3c4d }
-delete element inet sandbar_sb sandboxes { "sbh1a2b3c4d" }
+  it('removes whatever is left of its elements, the ready one first', () => {
+    expect(sandboxRemovalScript('sb', veth, { allow: [], deny: ['0.0.0.0/0'] })).toBe(
+      `add element inet sandbar_sb ready { "sbh1a2b3c4d" }
+delete element inet sandbar_sb ready { "sbh1a2b3c4d" }
+add element inet sandbar_sb deny { "sbh1a2b3c4d" . 0.0.0.0/0 }
+delete element inet sandbar_sb deny { "sbh1a2b3c4d" . 0.0.0.0/0 }
+`,
+    )
+    expect(() => sandboxRemovalScript('sb', 'eth0', policy)).toThrow(
+      'not a host veth of prefix sb: eth0',
+    )
+  })
+
+  it("removes an older agent's map, and each sandbox's chain and sets, whichever exist", () => {
+    expect(legacyRemovalScript('sb', { veths: [veth], map: true })).toBe(
+      `delete map inet sandbar_sb sandboxes
+add chain inet sandbar_sb sandbox_sbh1a2b3c4d
 flush chain inet sandbar_sb sandbox_sbh1a2b3c4d
 delete chain inet sandbar_sb sandbox_sbh1a2b3c4d
 add set inet sandbar_sb allow_sbh1a2b3c4d { type ipv4_addr; flags interval; }
 delete set inet sandbar_sb allow_sbh1a2b3c4d
 add set inet sandbar_sb deny_sbh1a2b3c4d { type ipv4_addr; flags interval; }
 delete set inet sandbar_sb deny_sbh1a2b3c4d
-`)
-    expect(() => sandboxRemovalScript('sb', 'eth0')).toThrow('not a host veth of prefix sb: eth0')
+`,
+    )
+    expect(legacyRemovalScript('sb', { veths: [], map: false })).toBe('')
   })
 
   it('removes the table whether or not it exists', () => {
@@ -195,11 +210,13 @@ delete set inet sandbar_sb deny_sbh1a2b3c4d
   it('refuses veth names and CIDRs that were not checked', () => {
     expect(() => sandboxScript('sb', 'eth0', policy)).toThrow('not a host veth of prefix sb: eth0')
     expect(() => sandboxScript('sb', 'sbx1a2b3c4d', policy)).toThrow(RangeError)
-    expect(() => updateScript('sb', veth, { allow: ['1.2.3.4'], deny: [] })).toThrow(
+    expect(() => legacyRemovalScript('sb', { veths: ['eth0'], map: false })).toThrow(RangeError)
+    const none = { allow: [], deny: [] }
+    expect(() => updateScript('sb', veth, none, { allow: ['1.2.3.4'], deny: [] })).toThrow(
       'not a normalised IPv4 CIDR: 1.2.3.4',
     )
     expect(() =>
-      updateScript('sb', veth, { allow: [], deny: ['1.2.3.4/32 } ; flush ruleset'] }),
+      updateScript('sb', veth, none, { allow: [], deny: ['1.2.3.4/32 } ; flush ruleset'] }),
     ).toThrow(RangeError)
   })
 })
