@@ -6,7 +6,7 @@ import { pathExists } from '../path-exists.js'
 import { makeDiskImage, mkfsArgs } from './disk-image.js'
 
 /** `<size>M-<hash of its mkfs arguments>.img`: a blank made with other settings is stale. */
-const BLANK_NAME = /^(\d+)M-([0-9a-f]{16})\.img$/
+const BLANK_NAME = /^(\d+)M-[0-9a-f]{16}\.img$/
 
 /**
  * Empty sandbox disks, one per size, each made once by mkfs.ext4 and copied for every sandbox
