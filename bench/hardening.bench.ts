@@ -9,8 +9,9 @@ const DISK_MB = 512
 
 /**
  * What a sandbox's own disk (issue 9: disk and inode limits) costs create and kill: copying
- * its size's blank, mounting, unmounting and deleting a 512 MiB sparse ext4 image, against the floor it replaced,
- * the upper and work directories made and removed on the host's own filesystem.
+ * its size's blank, mounting, unmounting and deleting a 512 MiB sparse ext4 image, against the
+ * floor it replaced, the upper and work directories made and removed on the host's own
+ * filesystem.
  */
 export async function benchDiskImage(): Promise<void> {
   const scratch = await mkdtemp('/tmp/sbt-bench-disk-')

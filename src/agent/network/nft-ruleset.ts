@@ -259,18 +259,12 @@ function policyElements(
   verb: 'add' | 'delete',
 ): string[] {
   const t = tableRef(prefix)
-  return (
-    [
-      [ALLOW_SET, policy.allow],
-      [DENY_SET, policy.deny],
-    ] as const
-  ).flatMap(([set, cidrs]) =>
-    cidrs.length === 0
-      ? []
-      : [
-          `${verb} element ${t} ${set} { ${cidrs.map((cidr) => `"${veth}" . ${checkedCIDR(cidr)}`).join(', ')} }`,
-        ],
-  )
+  const statement = (set: string, cidrs: readonly string[]): string[] => {
+    if (cidrs.length === 0) return []
+    const elements = cidrs.map((cidr) => `"${veth}" . ${checkedCIDR(cidr)}`)
+    return [`${verb} element ${t} ${set} { ${elements.join(', ')} }`]
+  }
+  return [...statement(ALLOW_SET, policy.allow), ...statement(DENY_SET, policy.deny)]
 }
 
 /** Replaces an interval set's elements; the CIDRs must not overlap (nft 1.0.6 refuses). */
