@@ -108,7 +108,7 @@ class HostNetworkManager implements NetworkManager {
     }
     const poolCIDR = this.pool.cidr
     const { closed } = this
-    const found = await this.tableSandboxes()
+    const { policies, legacy } = await this.tableSandboxes()
     const table = tableScript({
       prefix: this.prefix,
       poolCIDR,
@@ -119,17 +119,16 @@ class HostNetworkManager implements NetworkManager {
     })
     // An agent before the per-veth sets left its sandboxes' chains and sets: their policies
     // move to the sets in the same transaction, so no adopted sandbox loses its network.
-    const { legacy } = found
+    const moved = legacy.veths.flatMap((veth) => {
+      const policy = policies.get(veth)
+      return policy === undefined ? [] : [sandboxScript(this.prefix, veth, policy)]
+    })
     const migration =
       legacy.veths.length === 0 && !legacy.map
         ? ''
-        : legacyRemovalScript(this.prefix, legacy) +
-          [...found.policies]
-            .filter(([veth]) => legacy.veths.includes(veth))
-            .map(([veth, policy]) => sandboxScript(this.prefix, veth, policy))
-            .join('')
+        : legacyRemovalScript(this.prefix, legacy) + moved.join('')
     await this.applyNft(table + migration)
-    this.applied = found.policies
+    this.applied = policies
     this.logger.info(
       { table: this.table, uplinks, masquerade, masqueradeBuilds, closed },
       'network table ready',
