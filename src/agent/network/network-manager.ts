@@ -123,11 +123,7 @@ class HostNetworkManager implements NetworkManager {
       const policy = policies.get(veth)
       return policy === undefined ? [] : [sandboxScript(this.prefix, veth, policy)]
     })
-    const migration =
-      legacy.veths.length === 0 && !legacy.map
-        ? ''
-        : legacyRemovalScript(this.prefix, legacy) + moved.join('')
-    await this.applyNft(table + migration)
+    await this.applyNft(table + legacyRemovalScript(this.prefix, legacy) + moved.join(''))
     this.applied = policies
     this.logger.info(
       { table: this.table, uplinks, masquerade, masqueradeBuilds, closed },

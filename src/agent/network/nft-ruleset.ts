@@ -168,7 +168,7 @@ export function updateScript(
 ): string {
   const veth = checkedHostVeth(prefix, hostVeth)
   return lines([
-    ...removeElements(prefix, veth, applied, { ready: false }),
+    ...removeElements(prefix, veth, applied),
     ...policyElements(prefix, veth, policy, 'add'),
   ])
 }
@@ -184,7 +184,13 @@ export function sandboxRemovalScript(
   hostVeth: string,
   applied: ParsedEgressPolicy,
 ): string {
-  return lines(removeElements(prefix, checkedHostVeth(prefix, hostVeth), applied, { ready: true }))
+  const t = tableRef(prefix)
+  const veth = checkedHostVeth(prefix, hostVeth)
+  return lines([
+    `add element ${t} ${READY_SET} { "${veth}" }`,
+    `delete element ${t} ${READY_SET} { "${veth}" }`,
+    ...removeElements(prefix, veth, applied),
+  ])
 }
 
 /**
@@ -232,20 +238,9 @@ function addElements(prefix: string, veth: string, policy: ParsedEgressPolicy): 
   ]
 }
 
-function removeElements(
-  prefix: string,
-  veth: string,
-  applied: ParsedEgressPolicy,
-  { ready }: { ready: boolean },
-): string[] {
-  const t = tableRef(prefix)
+/** Removes `applied`'s elements whether or not they are there: each is added, then deleted. */
+function removeElements(prefix: string, veth: string, applied: ParsedEgressPolicy): string[] {
   return [
-    ...(ready
-      ? [
-          `add element ${t} ${READY_SET} { "${veth}" }`,
-          `delete element ${t} ${READY_SET} { "${veth}" }`,
-        ]
-      : []),
     ...policyElements(prefix, veth, applied, 'add'),
     ...policyElements(prefix, veth, applied, 'delete'),
   ]
