@@ -186,6 +186,25 @@ describe('network manager', () => {
     expect(await reaches(network.netns, outside.address, PORT)).toBe(true)
   })
 
+  it("opens nothing for a sandbox through another tenant's allowOut or deny", async () => {
+    // Every sandbox's elements share the allow and deny sets, keyed by its host veth, which the
+    // kernel sets on its packets: another sandbox cannot borrow them.
+    const outside = await createOutside(prefix, subnet, 'private')
+    await server(outside.netns, outside.address)
+    const opened = await sandbox('opened', 0, { allowOut: [outside.address], denyOut: [] })
+    const closed = await sandbox('closed', 1)
+    const denying = await sandbox('denying', 2, { allowOut: [], denyOut: ['0.0.0.0/0'] })
+    expect(await reaches(opened.netns, outside.address, PORT)).toBe(true)
+    expect(await reaches(closed.netns, outside.address, PORT)).toBe(false)
+    expect(await reaches(denying.netns, outside.address, PORT)).toBe(false)
+    // Its own allow still opens it, whatever the other sandboxes deny.
+    await manager.update('denying', { allowOut: [outside.address], denyOut: ['0.0.0.0/0'] })
+    expect(await reaches(denying.netns, outside.address, PORT)).toBe(true)
+    await manager.update('opened', { allowOut: [], denyOut: [] })
+    expect(await reaches(opened.netns, outside.address, PORT)).toBe(false)
+    expect(await reaches(closed.netns, outside.address, PORT)).toBe(false)
+  })
+
   it('keeps sandboxes apart whatever allowOut says, while the host reaches each', async () => {
     const a = await sandbox('a', 0)
     const b = await sandbox('b', 1)
