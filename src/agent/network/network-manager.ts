@@ -108,7 +108,7 @@ class HostNetworkManager implements NetworkManager {
     }
     const poolCIDR = this.pool.cidr
     const { closed } = this
-    const { policies, legacy } = await this.tableSandboxes()
+    const { policies, legacy } = await this.readTableSandboxes()
     const table = tableScript({
       prefix: this.prefix,
       poolCIDR,
@@ -255,7 +255,7 @@ class HostNetworkManager implements NetworkManager {
   }
 
   /** The sandboxes the table holds; none when there is no table yet. */
-  private async tableSandboxes(): Promise<TableSandboxes> {
+  private async readTableSandboxes(): Promise<TableSandboxes> {
     if (!(await this.tableExists()))
       return { policies: new Map(), legacy: { veths: [], map: false } }
     return tableSandboxes(await this.nft(['-j', 'list', 'table', 'inet', this.table]))
