@@ -55,7 +55,8 @@ export class WarmPools {
   private timer: NodeJS.Timeout | undefined
   private refillAfterTake: NodeJS.Timeout | undefined
   private closed = false
-  private readonly snapshotsWarned = new Set<string>()
+  /** What `warnOnce` said already, by key. */
+  private readonly warned = new Set<string>()
 
   private readonly sizes: ReadonlyMap<string, number>
 
@@ -142,13 +143,29 @@ export class WarmPools {
       // A snapshot's sandboxes restore its processes, their own state: never kept ready, so
       // `take` finds no member of its build and each create restores its own.
       if (resolved.result.snapshot !== undefined) {
-        this.warnSnapshot(reference)
+        this.warnOnce(
+          `snapshot ${reference}`,
+          { template: reference },
+          'warm pools keep no snapshot ready; pool left empty',
+        )
         continue
       }
       this.adopt(resolved, pool, size)
       while (!this.closed && pool.length < size) {
-        if (this.memoryInPools() + resolved.build.memoryMB > this.config.memoryBudgetMB) {
-          this.logger.debug({ templateID, size: pool.length }, 'warm pools at their memory budget')
+        const { memoryMB } = resolved.build
+        if (this.memoryInPools() + memoryMB > this.config.memoryBudgetMB) {
+          // The operator asked for more: say so where serve's output shows it, once.
+          this.warnOnce(
+            `budget ${templateID}`,
+            {
+              templateID,
+              kept: pool.length,
+              asked: size,
+              memoryMB,
+              budgetMB: this.config.memoryBudgetMB,
+            },
+            'warm pool kept smaller than asked: its members count their memory limits against --warm-pool-memory; raise it to keep more',
+          )
           break
         }
         pool.push(await this.startMember(resolved))
@@ -208,11 +225,11 @@ export class WarmPools {
     return { sandboxID, buildID: build.buildID, memoryMB: build.memoryMB }
   }
 
-  /** Once per reference: an operator sized a pool for a snapshot, which has none. */
-  private warnSnapshot(reference: string): void {
-    if (this.snapshotsWarned.has(reference)) return
-    this.snapshotsWarned.add(reference)
-    this.logger.warn({ template: reference }, 'warm pools keep no snapshot ready; pool left empty')
+  /** An operator's pool setting that cannot be met, said once, not at every fill. */
+  private warnOnce(key: string, fields: Record<string, unknown>, message: string): void {
+    if (this.warned.has(key)) return
+    this.warned.add(key)
+    this.logger.warn(fields, message)
   }
 
   private memoryInPools(): number {

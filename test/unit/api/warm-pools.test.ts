@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { createLogger } from '../../../src/logger.js'
 import { readyTemplate, type TemplateApp, templateApp } from './templates/template-app.js'
 
 let t: TemplateApp
@@ -100,15 +101,36 @@ describe('warm pools', () => {
     expect(t.created.filter((request) => request.sandboxID === sandboxID)).toHaveLength(2)
   })
 
-  it('keeps no more members than the memory budget holds', async () => {
+  it('keeps no more members than the memory budget holds, and tells the operator once', async () => {
     await t.close()
+    const lines: Record<string, unknown>[] = []
+    const logger = createLogger('sandbar', {
+      destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+    })
     // The builds' sandboxes have 1024 MiB each (buildResult's template sizes): room for one.
-    t = await templateApp({ warmPools: { sizes: new Map([['interp', 2]]), memoryBudgetMB: 1500 } })
-    await readyTemplate(t, 'interp')
+    t = await templateApp({
+      warmPools: { sizes: new Map([['interp', 2]]), memoryBudgetMB: 1500 },
+      logger,
+    })
+    const { templateID } = await readyTemplate(t, 'interp')
     t.warmPools.start()
     await vi.waitFor(() => expect(t.created).toHaveLength(1))
+    // A take and its refill meet the budget again: still one warning.
+    expect((await create({})).status).toBe(201)
+    await vi.waitFor(() => expect(t.created).toHaveLength(2), REFILL_WAIT)
     await sleep(50)
-    expect(t.created).toHaveLength(1)
+    expect(t.created).toHaveLength(2)
+    const warnings = lines.filter((line) => line.level === 40)
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        templateID,
+        kept: 1,
+        asked: 2,
+        memoryMB: 1024,
+        budgetMB: 1500,
+        msg: expect.stringContaining('raise it to keep more'),
+      }),
+    ])
   })
 
   it('keeps nothing for a template with no ready build, and leaves its members at close', async () => {

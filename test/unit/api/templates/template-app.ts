@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Hono } from 'hono'
-import { pino } from 'pino'
+import { type Logger, pino } from 'pino'
 import type { Agent, SandboxClaim, SandboxRequest } from '../../../../src/agent/index.js'
 import { createApiApp } from '../../../../src/api/app.js'
 import { SandboxForks } from '../../../../src/api/sandbox-forks.js'
@@ -207,7 +207,7 @@ export interface TemplateApp {
  * `agent` replaces some of the recording agent's methods.
  */
 export async function templateApp(
-  options: { warmPools?: WarmPoolsConfig; agent?: Partial<Agent> } = {},
+  options: { warmPools?: WarmPoolsConfig; agent?: Partial<Agent>; logger?: Logger } = {},
 ): Promise<TemplateApp> {
   const dir = await mkdtemp(path.join(tmpdir(), 'sbt-templates-'))
   const store = await createStore({
@@ -218,7 +218,7 @@ export async function templateApp(
   const { key } = await store.createApiKey(team.id, 'test')
   const filesDir = path.join(dir, 'files')
   const builder = new RecordingBuilder(createTemplateFiles(filesDir))
-  const logger = pino({ level: 'silent' })
+  const logger = options.logger ?? pino({ level: 'silent' })
   const created: SandboxRequest[] = []
   const agentLog: AgentLog = { claimed: [], killed: [] }
   const agent = { ...recordingAgent(created, agentLog), ...options.agent }
