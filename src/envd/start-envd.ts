@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { createLogger, type Logger } from '../logger.js'
 import { type EnvdHandover, readHandover } from './handover.js'
 import { collectAllGarbage, collectWhenIdle } from './idle-memory.js'
+import { outputFileLog } from './output-file-log.js'
 import { type PortForwarder, startPortForwarder } from './port-forward/port-forwarder.js'
 import { runAsPath } from './process/run-as-path.js'
 import { createEnvdServer } from './server.js'
@@ -37,7 +38,7 @@ export interface Envd {
  * host would expose them.
  */
 export async function startEnvd(options: EnvdOptions = {}): Promise<Envd> {
-  const logger = options.logger ?? createLogger('envd')
+  const logger = options.logger ?? createLogger('envd', { destination: outputFileLog(2) })
   const state = new EnvdState(sandboxEnv(process.env), options.handover)
   const runAs = runAsPath(process.env.SANDBAR_TOOLBOX)
   const server = createEnvdServer({ state, users: new UserDirectory(), logger, runAs })

@@ -68,6 +68,27 @@ describe("a sandbox's disk", () => {
     )
   })
 
+  it('keeps envd answering once the sandbox fills it, so the sandbox can free it', async () => {
+    // envd logs two lines a command to the sandbox's output file, on this disk: with the disk
+    // full those writes fail, and cost the lines, never envd.
+    const full = await test.agent.create(sandboxRequest({ diskSizeMB: 64 }))
+    const sandbox = sandboxForEnvd(full.envdURL)
+    const fill = [
+      'dd if=/dev/zero of=/root/fill bs=1M status=none',
+      'for i in $(seq 4096); do head -c 512 /dev/zero > /root/s$i || break; done',
+      'df --output=avail / | tail -1',
+    ].join('; ')
+    const filled = await sandbox.commands.run(fill, { user: 'root', timeoutMs: 60_000 })
+    expect(filled.stdout.trim()).toBe('0')
+    // Well past a 4 KiB block of log lines; each would otherwise hang on the first refusal.
+    for (let i = 0; i < 64; i++) {
+      expect((await sandbox.commands.run('true', { requestTimeoutMs: 10_000 })).exitCode).toBe(0)
+    }
+    await sandbox.commands.run('rm -f /root/fill /root/s*', { user: 'root' })
+    expect((await sandbox.commands.run('echo room > again && cat again')).stdout).toBe('room\n')
+    await test.agent.kill(full.sandboxID)
+  })
+
   it('runs out of inodes after its own share, not the host share', async () => {
     const sandbox = sandboxForEnvd(info.envdURL)
     const script = [
