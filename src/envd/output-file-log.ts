@@ -14,7 +14,7 @@ export function outputFileLog(fd: number): DestinationStream {
       try {
         writeSync(fd, line)
       } catch {
-        // ENOSPC or EDQUOT: the disk is the sandbox's to free.
+        // The line is lost. A full disk (ENOSPC, EDQUOT) is the sandbox's to free.
       }
     },
   }
