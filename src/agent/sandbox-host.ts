@@ -15,6 +15,7 @@ import { mountIdmappedOverlay } from './rootfs/idmapped-overlay.js'
 import { isMounted, setAppendOnly } from './rootfs/mount-calls.js'
 import type { Toolbox } from './rootfs/rootfs.js'
 import { unmountAll } from './rootfs/unmount.js'
+import { removeContainerCgroups } from './runtime/container-cgroups.js'
 import { netnsSysfsDir, unmountNetnsSysfs } from './runtime/netns-sysfs.js'
 import type { RuntimeSet } from './runtime/runtime-set.js'
 import type { SandboxRecord, SandboxRecords } from './sandbox-record.js'
@@ -318,6 +319,8 @@ export async function stopSandboxHost(parts: HostParts, sandboxID: string): Prom
   const record = await parts.records.read(sandboxID)
   const runtimes = record ? [parts.runtimes.get(record.runtime)] : await parts.runtimes.withState()
   for (const runtime of runtimes) await runtime.remove(names.container)
+  // What a runtime without state for it left running (container-cgroups.ts).
+  await removeContainerCgroups(names.cgroupPath)
   const paths = sandboxPaths(parts.records, sandboxID)
   await unpinNamespace(paths.userns)
   // Left mounted only by a crash while the runtime started the container (netns-sysfs.ts).

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { describe, expect, inject, it } from 'vitest'
 import { runHostCommand } from '../../src/agent/host-command.js'
@@ -69,6 +69,26 @@ describe('reconcile', () => {
       expect(await hostLeaks(again.config)).toEqual([])
     } finally {
       expect(await again.dispose()).toEqual([])
+    }
+  })
+
+  it('removes a sandbox its runtime lost, its processes with it, and starts', async () => {
+    const test = await startTestAgent()
+    const { prefix, dataDir } = test.config
+    const lost = sandboxID()
+    let again: TestAgent | undefined
+    try {
+      await test.agent.create(sandboxRequest({ sandboxID: lost }))
+      await test.agent.close()
+      // crun's state of the container gone, while tini and envd run on, holding the sandbox's
+      // disk: its removal failed with EBUSY, and the agent with it.
+      await rm(`${dataDir}/runtime/crun/${prefix}-${lost}`, { recursive: true })
+
+      again = await startTestAgent({ dataDir, prefix })
+      expect(again.agent.reconciled).toEqual({ adopted: [], removed: [lost] })
+      expect(await hostLeaks(again.config)).toEqual([])
+    } finally {
+      expect(await (again ?? test).dispose()).toEqual([])
     }
   })
 

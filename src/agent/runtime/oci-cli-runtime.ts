@@ -1,12 +1,11 @@
-import { readFile, rename, rmdir, writeFile } from 'node:fs/promises'
+import { readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as z from 'zod/mini'
-import { errnoCode } from '../../errno-code.js'
 import type { Logger } from '../../logger.js'
 import { runHostCommand } from '../host-command.js'
 import { readPidFile } from '../pid-file.js'
 import { type CgroupFreezer, cgroupFreezer, freezerCgroupDir } from './cgroup-freezer.js'
-import { readCgroupMode } from './cgroup-mode.js'
+import { removeContainerCgroups } from './container-cgroups.js'
 import { mountNetnsSysfs, netnsSysfsDir, unmountNetnsSysfs } from './netns-sysfs.js'
 import { buildOciSpec, needsNetnsSysfs, type OciSpecOptions } from './oci-spec.js'
 import type {
@@ -199,7 +198,7 @@ export class OciCliRuntime implements Runtime {
     if (cgroupsPath === undefined) {
       this.#logger.warn({ containerID: id }, 'bundle config unreadable; cgroups not checked')
     } else {
-      await removeCgroupDirs(cgroupsPath)
+      await removeContainerCgroups(cgroupsPath)
     }
     this.#logger.debug({ containerID: id }, 'container removed')
   }
@@ -289,20 +288,5 @@ async function readCgroupsPath(bundle: string): Promise<string | undefined> {
     return bundleConfigSchema.parse(JSON.parse(text)).linux.cgroupsPath
   } catch {
     return undefined
-  }
-}
-
-/**
- * Removes the container's cgroup from every mounted hierarchy that still has it. crun 1.8 and
- * runc 1.1 remove all of theirs on delete (measured on the hybrid host, runc's cgroup2 one
- * included), so this finds nothing; it catches a runtime that leaves one (say, after a delete
- * was interrupted). With every process gone they are empty, so rmdir succeeds.
- */
-async function removeCgroupDirs(cgroupsPath: string): Promise<void> {
-  const mode = await readCgroupMode()
-  for (const mountPoint of mode.mountPoints) {
-    await rmdir(join(mountPoint, cgroupsPath)).catch((error: unknown) => {
-      if (!(errnoCode(error) === 'ENOENT')) throw error
-    })
   }
 }

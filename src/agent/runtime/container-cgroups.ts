@@ -1,0 +1,68 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { rmdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { errnoCode } from '../../errno-code.js'
+import { readCgroupMode } from './cgroup-mode.js'
+
+/** How long killed processes may take to leave their cgroup before it is an error. */
+const EMPTY_TIMEOUT_MS = 5_000
+const POLL_MS = 5
+
+/**
+ * Ends whatever still runs in a container's cgroups, then removes them from every hierarchy.
+ * A runtime removes what its state names. When that state is gone (removed from the runtime's
+ * directory in the agent's data directory), the container's processes run on, unlisted, and
+ * hold the sandbox's disk mounted: removing the sandbox failed with EBUSY, and reconcile with
+ * it, so the agent did not start. They are the sandbox's own processes: frozen ones are thawed,
+ * since a frozen process cannot die, and each is SIGKILLed by PID. Kernel files are read
+ * synchronously, as they answer at once; after a runtime's delete (the usual case) this finds
+ * nothing to kill and no cgroup left.
+ */
+export async function removeContainerCgroups(cgroupsPath: string): Promise<void> {
+  const mode = await readCgroupMode()
+  const dirs = mode.mountPoints
+    .map((mountPoint) => join(mountPoint, cgroupsPath))
+    .filter((dir) => existsSync(dir))
+  if (dirs.some((dir) => processesIn(dir).length > 0)) await killAll(dirs, cgroupsPath)
+  for (const dir of dirs) {
+    await rmdir(dir).catch((error: unknown) => {
+      if (errnoCode(error) !== 'ENOENT') throw error
+    })
+  }
+}
+
+async function killAll(dirs: string[], cgroupsPath: string): Promise<void> {
+  for (const dir of dirs) thaw(dir)
+  const deadline = Date.now() + EMPTY_TIMEOUT_MS
+  for (;;) {
+    const left = new Set(dirs.flatMap(processesIn))
+    if (left.size === 0) return
+    if (Date.now() > deadline) {
+      throw new Error(`processes ${[...left].join(', ')} did not leave cgroup ${cgroupsPath}`)
+    }
+    for (const pid of left) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // Gone already.
+      }
+    }
+    await sleep(POLL_MS)
+  }
+}
+
+function processesIn(dir: string): number[] {
+  try {
+    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number)
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return []
+    throw error
+  }
+}
+
+/** v1's freezer or v2's `cgroup.freeze`, whichever this hierarchy's cgroup has. */
+function thaw(dir: string): void {
+  if (existsSync(join(dir, 'freezer.state'))) writeFileSync(join(dir, 'freezer.state'), 'THAWED')
+  if (existsSync(join(dir, 'cgroup.freeze'))) writeFileSync(join(dir, 'cgroup.freeze'), '0')
+}
