@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { rmdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -24,6 +24,7 @@ export async function removeContainerCgroups(cgroupsPath: string): Promise<void>
   const dirs = mode.mountPoints
     .map((mountPoint) => join(mountPoint, cgroupsPath))
     .filter((dir) => existsSync(dir))
+    .flatMap(subtree)
   if (dirs.some((dir) => processesIn(dir).length > 0)) await killAll(dirs, cgroupsPath)
   for (const dir of dirs) {
     await rmdir(dir).catch((error: unknown) => {
@@ -50,6 +51,16 @@ async function killAll(dirs: string[], cgroupsPath: string): Promise<void> {
     }
     await sleep(POLL_MS)
   }
+}
+
+/**
+ * A cgroup and every cgroup below it, the deepest first: the order they can be removed in. On a
+ * cgroup v2 host a container's cgroup had children (the cgroup-v2 guest's reconcile test), and
+ * while they exist it cannot be removed.
+ */
+function subtree(dir: string): string[] {
+  const children = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory())
+  return [...children.flatMap((child) => subtree(join(dir, child.name))), dir]
 }
 
 function processesIn(dir: string): number[] {
