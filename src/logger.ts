@@ -15,7 +15,10 @@ const SECRET_FIELDS = ['accessToken', 'envdAccessToken', 'trafficAccessToken', '
 
 export interface LoggerOptions {
   format?: LogFormat
-  /** Where the lines go: stderr, unless a test reads them or envd writes them (output-file-log.ts). */
+  /**
+   * Where the lines go: stderr, unless a test reads them or envd writes them itself
+   * (output-file-log.ts).
+   */
   destination?: DestinationStream
   /** ANSI colours in pretty lines; by default when stderr is a terminal and NO_COLOR unset. */
   color?: boolean
