@@ -25,7 +25,7 @@ export async function removeContainerCgroups(cgroupsPath: string): Promise<void>
     .map((mountPoint) => join(mountPoint, cgroupsPath))
     .filter((dir) => existsSync(dir))
     .flatMap(subtree)
-  if (dirs.some((dir) => processesIn(dir).length > 0)) await killAll(dirs, cgroupsPath)
+  if (dirs.some(occupied)) await killAll(dirs, cgroupsPath)
   for (const dir of dirs) {
     await rmdir(dir).catch((error: unknown) => {
       if (errnoCode(error) !== 'ENOENT') throw error
@@ -37,8 +37,8 @@ async function killAll(dirs: string[], cgroupsPath: string): Promise<void> {
   for (const dir of dirs) thaw(dir)
   const deadline = Date.now() + EMPTY_TIMEOUT_MS
   for (;;) {
+    if (!dirs.some(occupied)) return
     const left = new Set(dirs.flatMap(processesIn))
-    if (left.size === 0) return
     if (Date.now() > deadline) {
       throw new Error(`processes ${[...left].join(', ')} did not leave cgroup ${cgroupsPath}`)
     }
@@ -63,11 +63,27 @@ function subtree(dir: string): string[] {
   return [...children.flatMap((child) => subtree(join(dir, child.name))), dir]
 }
 
+/**
+ * Whether a process is still in the cgroup or below it. cgroup v2 no longer lists a process in
+ * `cgroup.procs` once it has begun to exit, yet refuses to remove its cgroup (EBUSY) until it has
+ * freed its memory; its `cgroup.events` counts it until then. v1 lists it until then.
+ */
+function occupied(dir: string): boolean {
+  const events = readIfExists(join(dir, 'cgroup.events'))
+  if (events !== undefined) return /^populated 1$/m.test(events)
+  return processesIn(dir).length > 0
+}
+
 function processesIn(dir: string): number[] {
+  const procs = readIfExists(join(dir, 'cgroup.procs')) ?? ''
+  return procs.split('\n').filter(Boolean).map(Number)
+}
+
+function readIfExists(file: string): string | undefined {
   try {
-    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number)
+    return readFileSync(file, 'utf8')
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return []
+    if (errnoCode(error) === 'ENOENT') return undefined
     throw error
   }
 }
