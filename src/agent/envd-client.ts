@@ -1,6 +1,7 @@
 import { connect } from 'node:net'
 import * as z from 'zod/mini'
 import { ENVD_CONTROL_HEADER, ENVD_PORT } from '../envd/index.js'
+import { envdRequest } from './envd-request.js'
 
 /** The URL of a sandbox's envd, from the host side. */
 export function envdURL(sandboxAddress: string): string {
@@ -78,8 +79,8 @@ function accepts(target: URL): Promise<boolean> {
 }
 
 function answersHealthy(url: string): Promise<boolean> {
-  return fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
-    (response) => response.status === 204,
+  return envdRequest(`${url}/health`, { timeoutMs: 1_000 }).then(
+    (reply) => reply.status === 204,
     () => false,
   )
 }
@@ -98,13 +99,13 @@ export interface EnvdInit {
 
 /** Pushes `/init` with the control secret of the sandbox's handover. */
 export async function initEnvd(url: string, init: EnvdInit, controlSecret: string): Promise<void> {
-  const response = await fetch(`${url}/init`, {
+  const reply = await envdRequest(`${url}/init`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', [ENVD_CONTROL_HEADER]: controlSecret },
     body: JSON.stringify({ ...init, timestamp: new Date().toISOString() }),
   })
-  if (response.status !== 204) {
-    throw new Error(`envd /init answered ${response.status}: ${await response.text()}`)
+  if (reply.status !== 204) {
+    throw new Error(`envd /init answered ${reply.status}: ${reply.body.toString()}`)
   }
 }
 
@@ -133,13 +134,13 @@ export async function verifyEnvdInit(url: string, init: EnvdInit): Promise<void>
   const token: Record<string, string> =
     init.accessToken === undefined ? {} : { 'X-Access-Token': init.accessToken }
   const [open, envs] = await Promise.all([
-    init.accessToken === undefined ? undefined : statusOf(fetch(`${url}/envs`)),
-    fetch(`${url}/envs`, { headers: token }),
+    init.accessToken === undefined ? undefined : envdRequest(`${url}/envs`),
+    envdRequest(`${url}/envs`, { headers: token }),
   ])
-  if (open !== undefined && open !== 401) {
-    throw new Error(`envd answered /envs without the access token (${open})`)
+  if (open !== undefined && open.status !== 401) {
+    throw new Error(`envd answered /envs without the access token (${open.status})`)
   }
-  const current = envsSchema.safeParse(envs.status === 200 ? await envs.json() : undefined)
+  const current = envsSchema.safeParse(envs.status === 200 ? parseJson(envs.body) : undefined)
   const applied =
     current.success &&
     Object.entries(init.envVars).every(([key, value]) => current.data[key] === value)
@@ -148,15 +149,17 @@ export async function verifyEnvdInit(url: string, init: EnvdInit): Promise<void>
 
 /** `/init` without the control secret must be refused. */
 async function verifyControlLocked(url: string): Promise<void> {
-  const status = await statusOf(fetch(`${url}/init`, { method: 'POST', body: '{}' }))
+  const { status } = await envdRequest(`${url}/init`, { method: 'POST', body: '{}' })
   if (status !== 401) throw new Error(`envd accepted /init without the control secret (${status})`)
 }
 
-/** A reply's status, its body discarded. */
-async function statusOf(reply: Promise<Response>): Promise<number> {
-  const response = await reply
-  await response.body?.cancel()
-  return response.status
+/** A body as JSON, or undefined where it is none: the schema then fails it. */
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString())
+  } catch {
+    return undefined
+  }
 }
 
 const envsSchema = z.record(z.string(), z.string())

@@ -134,6 +134,17 @@ describe('waiting for envd', () => {
     expect(Date.now() - started).toBeLessThan(1_000)
   })
 
+  it('gives up on a /health that never answers, at the deadline', async () => {
+    // The request's headers are read and left unanswered: only the poll's own timeout ends it.
+    const url = await listen(() => undefined)
+    const started = Date.now()
+    await expect(waitForEnvd(url, { timeoutMs: 300, stillStarting: () => true })).rejects.toThrow(
+      `envd at ${url} did not answer within 300 ms`,
+    )
+    // One poll waits up to a second for its answer, then the deadline has passed.
+    expect(Date.now() - started).toBeLessThan(2_000)
+  })
+
   it('gives up at the deadline', async () => {
     const url = await healthAfter(60_000)
     await expect(waitForEnvd(url, { timeoutMs: 150, stillStarting: () => true })).rejects.toThrow(
