@@ -151,7 +151,7 @@ async function benchDensity(agent: Agent): Promise<void> {
     target: '≤ 12 MiB absolute',
     ok: idle <= 12,
   })
-  // envd loads its Connect side, and with it Node's fetch classes, at the first command.
+  // envd's Connect side is loaded after /init; a command adds what its path allocates.
   for (const info of sandboxes) await sandboxForEnvd(info.envdURL).commands.run('true')
   const used = await settledMemoryPerSandbox(before)
   report({

@@ -81,8 +81,8 @@ async function benchCreateToRun(serve: BenchServe, floor: number[]): Promise<voi
     }
     await sandbox?.kill()
   }
-  // envd loads its Connect services at the first RPC (src/envd/server.ts), which the first
-  // command pays for: shown apart, so the control plane's share of the overhead is visible.
+  // The first command takes a new connection and paths no command took yet: shown apart, so
+  // the control plane's share of the overhead is visible.
   console.log(
     `info first commands.run on a new sandbox p50: ${ms(percentile(firstRuns, 50))} | the next one: ${ms(percentile(secondRuns, 50))}`,
   )
