@@ -80,6 +80,8 @@ export interface BurstSamples {
   /** The running sandbox's `commands.run('true')` round trips while the burst ran. */
   probe: number[]
   probeFailures: string[]
+  /** How many of the burst's creates took a sandbox from the warm pool. */
+  pooled: number
 }
 
 /**
@@ -97,6 +99,7 @@ export async function sampleBurst(serve: UserServe, count: number): Promise<Burs
       failures: [],
       probe: [],
       probeFailures: [],
+      pooled: 0,
     }
     let bursting = true
     const probing = (async () => {
@@ -116,6 +119,7 @@ export async function sampleBurst(serve: UserServe, count: number): Promise<Burs
             sandboxes.push(sandbox)
             await sandbox.commands.run('true')
             samples.createToFirst.push(performance.now() - started)
+            if (serve.wasPooled(sandbox.sandboxId)) samples.pooled++
           } catch (error) {
             samples.failures.push(String(error))
           }
