@@ -37,9 +37,14 @@ export function envdRequest(url: string, options: EnvdRequestOptions = {}): Prom
       headers: options.headers,
       timeout: options.timeoutMs,
     })
-    outgoing.once('timeout', () => {
-      outgoing.destroy(new Error(`envd did not answer ${url} within ${options.timeoutMs} ms`))
-    })
+    // Only where asked: the agent's idle limit reaches a request in flight too, and a busy
+    // envd may take longer than that to answer one.
+    const { timeoutMs } = options
+    if (timeoutMs !== undefined) {
+      outgoing.once('timeout', () => {
+        outgoing.destroy(new Error(`envd did not answer ${url} within ${timeoutMs} ms`))
+      })
+    }
     outgoing.once('error', reject)
     outgoing.once('response', (response) => {
       const chunks: Buffer[] = []

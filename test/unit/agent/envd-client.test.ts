@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { initLockedEnvd, waitForEnvd } from '../../../src/agent/envd-client.js'
+import { initEnvd, initLockedEnvd, waitForEnvd } from '../../../src/agent/envd-client.js'
 
 let server: Server | undefined
 
@@ -78,6 +78,16 @@ describe('pushing /init and checking the lock from outside', () => {
       'envd does not hold the pushed env vars (/envs 200)',
     )
   })
+
+  it('waits for an envd that takes longer than an idle connection lives to answer', async () => {
+    // Under a burst of creates an envd may take seconds to answer; an idle kept-alive
+    // connection is closed after 5 s, one waiting for its answer must not be.
+    const envd = fakeEnvd(secret)
+    const url = await listen((req, res) => {
+      setTimeout(() => envd(req, res), 5_500)
+    })
+    await expect(initEnvd(url, init, secret)).resolves.toBeUndefined()
+  }, 10_000)
 
   it('fails a create whose envd refuses the push itself', async () => {
     const url = await listen(fakeEnvd('another secret entirely, 32 bytes long'))
