@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { access, readFile } from 'node:fs/promises'
 import { errnoCode } from '../errno-code.js'
 
@@ -15,4 +16,17 @@ export async function readFileIfExists(path: string): Promise<string | undefined
     if (errnoCode(error) === 'ENOENT') return undefined
     throw error
   })
+}
+
+/**
+ * readFileIfExists, synchronously: for kernel files (cgroup, proc), which answer at once, where
+ * an asynchronous read is a thread-pool round trip.
+ */
+export function readFileIfExistsSync(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined
+    throw error
+  }
 }

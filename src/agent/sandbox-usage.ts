@@ -1,7 +1,7 @@
-import { readFileSync, statfsSync } from 'node:fs'
+import { statfsSync } from 'node:fs'
 import path from 'node:path'
-import { errnoCode } from '../errno-code.js'
 import { hierarchyOf } from './limits/parent-cgroup.js'
+import { readFileIfExistsSync } from './path-exists.js'
 import type { MountEntry } from './rootfs/mountinfo.js'
 
 /** What a running sandbox uses of the host now (Agent.usage). */
@@ -47,14 +47,14 @@ export function readSandboxUsage(
   const memoryDir = path.join(memory.mountPoint, source.cgroupPath)
   const cpuDir = path.join(cpu.mountPoint, source.cgroupPath)
   const v2 = memory.fsType === 'cgroup2'
-  const current = readKernelFile(
+  const current = readFileIfExistsSync(
     path.join(memoryDir, v2 ? 'memory.current' : 'memory.usage_in_bytes'),
   )
-  const memoryStat = readKernelFile(path.join(memoryDir, 'memory.stat'))
+  const memoryStat = readFileIfExistsSync(path.join(memoryDir, 'memory.stat'))
   const cpuTime =
     cpu.fsType === 'cgroup2'
-      ? statField(readKernelFile(path.join(cpuDir, 'cpu.stat')), 'usage_usec')
-      : nanosToMicros(readKernelFile(path.join(cpuDir, 'cpuacct.usage')))
+      ? statField(readFileIfExistsSync(path.join(cpuDir, 'cpu.stat')), 'usage_usec')
+      : nanosToMicros(readFileIfExistsSync(path.join(cpuDir, 'cpuacct.usage')))
   if (current === undefined || memoryStat === undefined || cpuTime === undefined) return undefined
   const cache = statField(memoryStat, v2 ? 'file' : 'total_cache') ?? 0
   const disk = statfsSync(source.disk)
@@ -80,15 +80,6 @@ export function cpuUsedPercent(
   if (wallUs <= 0 || cpuCount <= 0) return 0
   const percent = ((after.cpuTimeUs - before.cpuTimeUs) / (wallUs * cpuCount)) * 100
   return Math.round(Math.min(Math.max(percent, 0), 100) * 100) / 100
-}
-
-function readKernelFile(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined
-    throw error
-  }
 }
 
 /** The number of a `key value` line of a cgroup stat file. */

@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { rmdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { errnoCode } from '../../errno-code.js'
+import { readFileIfExistsSync } from '../path-exists.js'
 import { readCgroupMode } from './cgroup-mode.js'
 
 /** How long killed processes may take to leave their cgroup before it is an error. */
@@ -69,23 +70,14 @@ function subtree(dir: string): string[] {
  * freed its memory; its `cgroup.events` counts it until then. v1 lists it until then.
  */
 function occupied(dir: string): boolean {
-  const events = readIfExists(join(dir, 'cgroup.events'))
+  const events = readFileIfExistsSync(join(dir, 'cgroup.events'))
   if (events !== undefined) return /^populated 1$/m.test(events)
   return processesIn(dir).length > 0
 }
 
 function processesIn(dir: string): number[] {
-  const procs = readIfExists(join(dir, 'cgroup.procs')) ?? ''
+  const procs = readFileIfExistsSync(join(dir, 'cgroup.procs')) ?? ''
   return procs.split('\n').filter(Boolean).map(Number)
-}
-
-function readIfExists(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined
-    throw error
-  }
 }
 
 /** v1's freezer or v2's `cgroup.freeze`, whichever this hierarchy's cgroup has. */
