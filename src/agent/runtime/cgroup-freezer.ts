@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { access } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { readFileIfExistsSync } from '../path-exists.js'
 import { readCgroupMode } from './cgroup-mode.js'
 
 /** How long a freeze may take before it is an error: tasks in uninterruptible sleep hold it. */
@@ -9,13 +10,13 @@ const FREEZE_TIMEOUT_MS = 5_000
 const POLL_MS = 1
 /** v1 leaves a freeze at FREEZING when a task was busy; writing FROZEN again retries it. */
 const V1_REWRITE_EVERY_POLLS = 10
+/** How often an unfinished v1 freeze looks for execs that hold it (see `freezeV1`). */
+const V1_EXEC_CHECK_MS = 20
 /**
- * v1 can also stay FREEZING for good: a process that execs while it has threads waits in the
- * kernel for them to exit, and a thread frozen first never does. A thaw lets the exec finish,
- * so a freeze not done in this long is undone and tried again, with twice the time each try:
- * a freeze that is only slow, on a busy host, gets the time it needs.
+ * Where a thread sleeps while its exec waits for the process's other threads to exit:
+ * `de_thread`, which newer kernels inline into `begin_new_exec`.
  */
-const V1_FIRST_TRY_MS = 20
+const EXEC_WAIT_CHANNEL = /^(de_thread|begin_new_exec)$/
 
 /**
  * Freezes and thaws every process of one container's cgroup, and waits until the kernel
@@ -49,10 +50,11 @@ export async function cgroupFreezer(cgroupsPath: string): Promise<CgroupFreezer>
       isFrozen: () => readFileSync(join(dir, 'cgroup.freeze'), 'utf8').trim() === '1',
     }
   }
-  const state = join(await v1FreezerDir(mode.mountPoints, cgroupsPath), 'freezer.state')
+  const dir = await v1FreezerDir(mode.mountPoints, cgroupsPath)
+  const state = join(dir, 'freezer.state')
   return {
     async setFrozen(frozen) {
-      if (frozen ? await freezeV1(state) : await thawV1(state)) return
+      if (frozen ? await freezeV1(dir) : await thawV1(state)) return
       throw notDoneError(cgroupsPath, frozen)
     },
     isFrozen: () => readFileSync(state, 'utf8').trim() !== 'THAWED',
@@ -60,25 +62,50 @@ export async function cgroupFreezer(cgroupsPath: string): Promise<CgroupFreezer>
 }
 
 /**
- * Freezes a v1 cgroup in tries of growing length, each undone by a thaw when it does not
- * finish, the last one too: a failed pause leaves the sandbox running, not half frozen.
+ * Freezes a v1 cgroup. v1 can stay FREEZING for good: a process that execs while it has
+ * threads waits in the kernel for them to exit, and a thread frozen first never does. So an
+ * unfinished freeze looks for such execs; when it finds some, it thaws the cgroup until they
+ * are through and freezes again. Any other slow freeze (tasks short of CPU on a busy host)
+ * keeps the progress it made. A freeze not done by the deadline is undone: a failed pause
+ * leaves the sandbox running, not half frozen.
  */
-async function freezeV1(state: string): Promise<boolean> {
+async function freezeV1(dir: string): Promise<boolean> {
+  const state = join(dir, 'freezer.state')
+  const isFrozen = () => readFileSync(state, 'utf8').trim() === 'FROZEN'
   const deadline = Date.now() + FREEZE_TIMEOUT_MS
-  for (let tryMs = V1_FIRST_TRY_MS; Date.now() < deadline; tryMs *= 2) {
+  while (Date.now() < deadline) {
     writeFileSync(state, 'FROZEN')
     let polls = 0
-    const frozen = await pollUntil(Math.min(tryMs, deadline - Date.now()), () => {
-      if (readFileSync(state, 'utf8').trim() === 'FROZEN') return true
+    const frozen = await pollUntil(Math.min(V1_EXEC_CHECK_MS, deadline - Date.now()), () => {
+      if (isFrozen()) return true
       if (++polls % V1_REWRITE_EVERY_POLLS === 0) writeFileSync(state, 'FROZEN')
       return false
     })
     if (frozen) return true
-    writeFileSync(state, 'THAWED')
-    // Time for what the thaw let go (an exec's threads) to finish before the next try.
-    await sleep(POLL_MS)
+    const execs = threadsInExec(dir)
+    if (execs.length > 0) {
+      writeFileSync(state, 'THAWED')
+      await pollUntil(deadline - Date.now(), () => !execs.some(isInExec))
+    }
   }
+  writeFileSync(state, 'THAWED')
   return false
+}
+
+/** The cgroup's threads whose exec waits for the other threads of their process. */
+function threadsInExec(dir: string): string[] {
+  const tids = readFileSync(join(dir, 'tasks'), 'utf8').split('\n').filter(Boolean)
+  return tids.filter(isInExec)
+}
+
+/**
+ * Whether a thread sleeps in exec's wait, by its wait channel. A kernel that hides wait
+ * channels reports `0`: there a held freeze runs to its deadline and fails, leaving the sandbox
+ * running.
+ */
+function isInExec(tid: string): boolean {
+  const channel = readFileIfExistsSync(`/proc/${tid}/wchan`)
+  return channel !== undefined && EXEC_WAIT_CHANNEL.test(channel)
 }
 
 async function thawV1(state: string): Promise<boolean> {
