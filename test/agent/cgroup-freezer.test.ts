@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { cgroupFreezer } from '../../src/agent/runtime/cgroup-freezer.js'
 import { readCgroupMode } from '../../src/agent/runtime/cgroup-mode.js'
@@ -22,6 +23,18 @@ import os, sys, threading, time
 for _ in range(4):
     threading.Thread(target=time.sleep, args=(100,), daemon=True).start()
 os.execv(sys.executable, [sys.executable, __file__])
+`
+
+/** The same as EXEC_LOOP, in C: no interpreter's start between one exec and the next. */
+const EXEC_LOOP_C = `
+#include <pthread.h>
+#include <unistd.h>
+static void *sleeper(void *arg) { for (;;) pause(); return arg; }
+int main(int argc, char **argv) {
+  for (int i = 0; i < 4; i++) { pthread_t thread; pthread_create(&thread, 0, sleeper, 0); }
+  execv("/proc/self/exe", argv);
+  return argc;
+}
 `
 
 let prefix = ''
@@ -98,6 +111,17 @@ async function freezerReport(): Promise<string> {
   return events.includes('frozen 1') ? 'FROZEN' : 'THAWED'
 }
 
+/** Freezes and thaws the test's cgroup 40 times, checking what the kernel reports each time. */
+async function freezeAndThawRepeatedly(): Promise<void> {
+  const freezer = await cgroupFreezer(cgroupsPath)
+  for (let round = 0; round < 40; round++) {
+    await freezer.setFrozen(true)
+    expect(await freezerReport()).toBe('FROZEN')
+    await freezer.setFrozen(false)
+    expect(await freezerReport()).toBe('THAWED')
+  }
+}
+
 describe('the cgroup freezer a pause uses', () => {
   it('freezes processes that exec while they have threads, every time', async () => {
     const script = join(tempDir, 'exec-loop.py')
@@ -109,14 +133,19 @@ describe('the cgroup freezer a pause uses', () => {
     }
     for (let core = 0; core < availableParallelism(); core++) startBusyLoop()
     await sleep(300)
-    const freezer = await cgroupFreezer(cgroupsPath)
-    for (let round = 0; round < 40; round++) {
-      // Without the thaw, a few rounds in a freeze stuck for good (not frozen after 5000 ms).
-      // Thawed too soon after, or at every slow try, a few rounds ran out of time.
-      await freezer.setFrozen(true)
-      expect(await freezerReport()).toBe('FROZEN')
-      await freezer.setFrozen(false)
-      expect(await freezerReport()).toBe('THAWED')
-    }
+    // Without the thaw, a few rounds in a freeze stuck for good (not frozen after 5000 ms).
+    // Thawed too soon after, or at every slow try, a few rounds ran out of time.
+    await freezeAndThawRepeatedly()
+  })
+
+  it('freezes a compiled program that starts threads and execs itself without pause', async () => {
+    const source = join(tempDir, 'exec-loop.c')
+    const program = join(tempDir, 'exec-loop')
+    await writeFile(source, EXEC_LOOP_C)
+    await promisify(execFile)('cc', ['-O2', '-pthread', '-o', program, source])
+    for (let copy = 0; copy < 8; copy++) await startInCgroup([program])
+    await sleep(300)
+    // Thawed for 1 ms and tried again, as before, a freeze in the first rounds timed out.
+    await freezeAndThawRepeatedly()
   })
 })
