@@ -145,7 +145,7 @@ describe('the cgroup freezer a pause uses', () => {
     await promisify(execFile)('cc', ['-O2', '-pthread', '-o', program, source])
     for (let copy = 0; copy < 8; copy++) await startInCgroup([program])
     await sleep(300)
-    // Thawed for 1 ms and tried again, as before, a freeze in the first rounds timed out.
+    // A freezer that thawed for 1 ms and tried again timed out on this within the first rounds.
     await freezeAndThawRepeatedly()
   })
 })
