@@ -1,13 +1,13 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { promisify } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { cgroupFreezer } from '../../src/agent/runtime/cgroup-freezer.js'
 import { readCgroupMode } from '../../src/agent/runtime/cgroup-mode.js'
+import { compileExecLoop } from '../support/exec-loop.js'
 import { makeTempDir, removeTempDir, testPrefix } from './runtime-fixture.js'
 
 // A pause is a freeze of the sandbox's cgroup, and what runs in the cgroup is the tenant's: it
@@ -23,18 +23,6 @@ import os, sys, threading, time
 for _ in range(4):
     threading.Thread(target=time.sleep, args=(100,), daemon=True).start()
 os.execv(sys.executable, [sys.executable, __file__])
-`
-
-/** The same as EXEC_LOOP, in C: no interpreter's start between one exec and the next. */
-const EXEC_LOOP_C = `
-#include <pthread.h>
-#include <unistd.h>
-static void *sleeper(void *arg) { for (;;) pause(); return arg; }
-int main(int argc, char **argv) {
-  for (int i = 0; i < 4; i++) { pthread_t thread; pthread_create(&thread, 0, sleeper, 0); }
-  execv("/proc/self/exe", argv);
-  return argc;
-}
 `
 
 let prefix = ''
@@ -139,10 +127,7 @@ describe('the cgroup freezer a pause uses', () => {
   })
 
   it('freezes a compiled program that starts threads and execs itself without pause', async () => {
-    const source = join(tempDir, 'exec-loop.c')
-    const program = join(tempDir, 'exec-loop')
-    await writeFile(source, EXEC_LOOP_C)
-    await promisify(execFile)('cc', ['-O2', '-pthread', '-o', program, source])
+    const program = await compileExecLoop(tempDir)
     for (let copy = 0; copy < 8; copy++) await startInCgroup([program])
     await sleep(300)
     // A freezer that thawed for 1 ms and tried again timed out on this within the first rounds.

@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { AuthenticationError, CommandExitError, Sandbox, SandboxNotFoundError } from 'e2b'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { compileExecLoop } from '../support/exec-loop.js'
 import { type ServeInstance, startServe } from './serve-fixture.js'
 
 /** The kernel's ID of the boot, which a VM-backed sandbox gets anew at each start. */
@@ -193,6 +195,27 @@ describe('Sandbox.create through the SDK', () => {
       expect(await resumed.files.read(BOOT_ID_FILE)).toBe(bootID)
     } finally {
       await sandbox.kill()
+    }
+  })
+
+  it('pauses and resumes a sandbox whose processes exec themselves with threads, without end', async () => {
+    const dir = await mkdtemp('/tmp/sbt-exec-loop-')
+    const sandbox = await Sandbox.create(opts())
+    try {
+      const program = await readFile(await compileExecLoop(dir))
+      await sandbox.files.write('/tmp/exec-loop', new Blob([program]))
+      await sandbox.commands.run('chmod +x /tmp/exec-loop')
+      for (let copy = 0; copy < 8; copy++) {
+        await sandbox.commands.run('/tmp/exec-loop', { background: true })
+      }
+      for (let round = 0; round < 10; round++) {
+        expect(await sandbox.pause()).toBe(true)
+        const resumed = await Sandbox.connect(sandbox.sandboxId, opts())
+        expect((await resumed.commands.run('echo back')).stdout).toBe('back\n')
+      }
+    } finally {
+      await sandbox.kill()
+      await rm(dir, { recursive: true, force: true })
     }
   })
 
