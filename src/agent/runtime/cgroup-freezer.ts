@@ -57,7 +57,7 @@ export async function cgroupFreezer(cgroupsPath: string): Promise<CgroupFreezer>
       if (frozen ? await freezeV1(dir) : await thawV1(state)) return
       throw notDoneError(cgroupsPath, frozen)
     },
-    isFrozen: () => readFileSync(state, 'utf8').trim() !== 'THAWED',
+    isFrozen: () => v1State(state) !== 'THAWED',
   }
 }
 
@@ -71,13 +71,12 @@ export async function cgroupFreezer(cgroupsPath: string): Promise<CgroupFreezer>
  */
 async function freezeV1(dir: string): Promise<boolean> {
   const state = join(dir, 'freezer.state')
-  const isFrozen = () => readFileSync(state, 'utf8').trim() === 'FROZEN'
   const deadline = Date.now() + FREEZE_TIMEOUT_MS
   while (Date.now() < deadline) {
     writeFileSync(state, 'FROZEN')
     let polls = 0
     const frozen = await pollUntil(Math.min(V1_EXEC_CHECK_MS, deadline - Date.now()), () => {
-      if (isFrozen()) return true
+      if (v1State(state) === 'FROZEN') return true
       if (++polls % V1_REWRITE_EVERY_POLLS === 0) writeFileSync(state, 'FROZEN')
       return false
     })
@@ -110,7 +109,12 @@ function isInExec(tid: string): boolean {
 
 async function thawV1(state: string): Promise<boolean> {
   writeFileSync(state, 'THAWED')
-  return pollUntil(FREEZE_TIMEOUT_MS, () => readFileSync(state, 'utf8').trim() === 'THAWED')
+  return pollUntil(FREEZE_TIMEOUT_MS, () => v1State(state) === 'THAWED')
+}
+
+/** What a v1 `freezer.state` reports: THAWED, FREEZING or FROZEN. */
+function v1State(state: string): string {
+  return readFileSync(state, 'utf8').trim()
 }
 
 /** The directory of the cgroup at `cgroupsPath` that holds its freezer (v1 or v2). */
